@@ -1,0 +1,18 @@
+//! The passes and the reduction loop of scrub.
+//!
+//! Pure: this crate never spawns a process, touches the filesystem or reads the clock. The
+//! loop asks an [`Oracle`] whether candidates still fail; the binary implements it with
+//! worker processes, the tests with one-line fakes.
+
+pub mod edit;
+pub mod pass;
+pub mod passes;
+pub mod python;
+pub mod reduce;
+
+pub use edit::{Candidate, Edit, count_lines};
+pub use pass::{PASSES, Pass};
+pub use python::{PythonVersion, Script};
+pub use reduce::{
+    Interrupted, Options, Oracle, PassStats, Progress, ReduceError, Reduction, StopReason, reduce,
+};

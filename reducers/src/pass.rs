@@ -1,0 +1,40 @@
+//! What a pass is, and the ordered registry of passes.
+
+use crate::edit::Candidate;
+use crate::passes::*;
+use crate::python::Script;
+
+/// A pass looks at the current script and proposes candidates; it never judges them.
+///
+/// Candidates come best first: the loop tests them in this order and accepts the first
+/// that keeps the failure, so put the biggest likely wins first.
+pub trait Pass: Sync {
+    /// Short snake_case name, used in statistics and logs.
+    fn name(&self) -> &'static str;
+
+    /// The candidates for `script`, best first.
+    fn candidates(&self, script: &Script) -> Vec<Candidate>;
+}
+
+/// The generic passes, in the order a round runs them.
+///
+/// Large deletions first, since they make every later pass cheaper; then the rewrites that
+/// open up structure (unwrapping blocks, inlining `main()`); then the small, many, cheap
+/// removals of definitions, imports and arguments; expression hoisting last, because it
+/// proposes the most candidates and is worth most on an already small script; blank lines
+/// left behind are tidied at the end of each round.
+pub const PASSES: &[&dyn Pass] = &[
+    &DeleteStatements,
+    &UnwrapBlocks,
+    &InlineMain,
+    &DeleteDefinitions,
+    &DropImports,
+    &DeleteArguments,
+    &HoistExpressions,
+    &TidyBlankLines,
+];
+
+/// Finds a registered pass by name.
+pub fn by_name(name: &str) -> Option<&'static dyn Pass> {
+    PASSES.iter().copied().find(|p| p.name() == name)
+}

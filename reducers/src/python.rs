@@ -1,0 +1,123 @@
+//! The one door to Ruff's parser and AST: a parser bump touches this file only.
+
+pub use ruff_python_ast::visitor::source_order::{self, SourceOrderVisitor};
+pub use ruff_python_ast::{self as ast, Expr, PythonVersion, Stmt};
+pub use ruff_text_size::{Ranged, TextRange};
+
+use ruff_python_ast::ModModule;
+use ruff_python_parser::{Mode, ParseOptions, Parsed};
+
+/// A script that parsed without errors, with its text.
+pub struct Script {
+    text: String,
+    parsed: Parsed<ModModule>,
+}
+
+impl Script {
+    /// Parses `text` as the given Python version would; `None` when it has any syntax error,
+    /// including syntax that this version does not support.
+    pub fn parse(text: impl Into<String>, version: PythonVersion) -> Option<Script> {
+        let text = text.into();
+        let options = ParseOptions::from(Mode::Module).with_target_version(version);
+        let parsed = ruff_python_parser::parse_unchecked(&text, options).try_into_module()?;
+        if !parsed.errors().is_empty() || !parsed.unsupported_syntax_errors().is_empty() {
+            return None;
+        }
+        Some(Script { text, parsed })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The module's top-level statements.
+    pub fn body(&self) -> &[Stmt] {
+        &self.parsed.syntax().body
+    }
+
+    /// The source text of a node.
+    pub fn slice(&self, node: &impl Ranged) -> &str {
+        &self.text[node.range().start().to_usize()..node.range().end().to_usize()]
+    }
+}
+
+/// Whether `text` parses without errors under `version`.
+pub fn is_valid(text: &str, version: PythonVersion) -> bool {
+    Script::parse(text, version).is_some()
+}
+
+/// Byte range of a node.
+pub fn span(node: &impl Ranged) -> std::ops::Range<usize> {
+    node.range().start().to_usize()..node.range().end().to_usize()
+}
+
+/// The statement lists nested directly in `stmt` (bodies, branches, handlers), in source order.
+pub fn child_bodies(stmt: &Stmt) -> Vec<&[Stmt]> {
+    match stmt {
+        Stmt::FunctionDef(s) => vec![&s.body[..]],
+        Stmt::ClassDef(s) => vec![&s.body[..]],
+        Stmt::If(s) => std::iter::once(&s.body[..])
+            .chain(s.elif_else_clauses.iter().map(|c| &c.body[..]))
+            .collect(),
+        Stmt::For(s) => [&s.body[..], &s.orelse[..]]
+            .into_iter()
+            .filter(|b| !b.is_empty())
+            .collect(),
+        Stmt::While(s) => [&s.body[..], &s.orelse[..]]
+            .into_iter()
+            .filter(|b| !b.is_empty())
+            .collect(),
+        Stmt::With(s) => vec![&s.body[..]],
+        Stmt::Try(s) => std::iter::once(&s.body[..])
+            .chain(s.handlers.iter().map(|h| match h {
+                ast::ExceptHandler::ExceptHandler(h) => &h.body[..],
+            }))
+            .chain([&s.orelse[..], &s.finalbody[..]])
+            .filter(|b| !b.is_empty())
+            .collect(),
+        Stmt::Match(s) => s.cases.iter().map(|c| &c.body[..]).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every statement list of the script, outermost first (breadth-first), the module body first.
+pub fn all_bodies(body: &[Stmt]) -> Vec<&[Stmt]> {
+    let mut out = vec![body];
+    let mut i = 0;
+    while i < out.len() {
+        let current = out[i];
+        for stmt in current {
+            out.extend(child_bodies(stmt));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every expression of the script, in source order.
+pub fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
+    struct Collect<'a>(Vec<&'a Expr>);
+    impl<'a> SourceOrderVisitor<'a> for Collect<'a> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            self.0.push(expr);
+            source_order::walk_expr(self, expr);
+        }
+    }
+    let mut collect = Collect(Vec::new());
+    collect.visit_body(body);
+    collect.0
+}
+
+/// Every name that the script reads or writes as an identifier expression or attribute,
+/// used to decide whether a definition or an import is referenced.
+pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {
+    let mut names = Vec::new();
+    for expr in all_exprs(body) {
+        match expr {
+            Expr::Name(n) => names.push(n.id.as_str()),
+            Expr::Attribute(a) => names.push(a.attr.as_str()),
+            _ => {}
+        }
+    }
+    names
+}

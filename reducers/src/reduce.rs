@@ -1,0 +1,235 @@
+//! The reduction loop: rounds of passes, candidates judged in fixed windows, wins merged.
+
+use std::collections::HashSet;
+
+use crate::edit::{Candidate, count_lines};
+use crate::pass::Pass;
+use crate::python::{PythonVersion, Script, Stmt};
+
+/// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
+pub trait Oracle {
+    /// Whether each text still fails the same way; answers come back in the same order.
+    /// The texts of one call are independent and may be run in parallel.
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted>;
+
+    /// Told where the reduction stands when a pass starts and when a candidate is accepted.
+    fn progress(&mut self, _progress: &Progress) {}
+}
+
+/// The oracle was stopped (Ctrl-C): the loop returns the best script so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+#[derive(Debug, Clone)]
+pub struct Progress<'a> {
+    pub pass: &'a str,
+    pub round: usize,
+    pub lines: usize,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The Python version candidates must parse under.
+    pub version: PythonVersion,
+    /// Stop once fewer than this many non-blank, non-import lines remain; `None` goes on to the
+    /// fixpoint.
+    pub target_lines: Option<usize>,
+    /// How many candidates are judged together. Fixed, and independent of how many run in
+    /// parallel, so that the result is the same for any number of workers.
+    pub window: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            version: PythonVersion::PY311,
+            target_lines: Some(20),
+            window: 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassStats {
+    pub name: &'static str,
+    /// Candidates handed to the oracle (merged ones included).
+    pub candidates: usize,
+    /// Candidates that became part of the script.
+    pub accepted: usize,
+    pub bytes_removed: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Fewer lines than the target remain.
+    TargetReached,
+    /// A whole round of every pass changed nothing.
+    Fixpoint,
+    /// The oracle was interrupted.
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::TargetReached => "target_reached",
+            StopReason::Fixpoint => "fixpoint",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Reduction {
+    /// The smallest script found that the oracle accepted (or the input, if none was).
+    pub text: String,
+    pub passes: Vec<PassStats>,
+    pub rounds: usize,
+    pub stop: StopReason,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReduceError {
+    #[error("the script has a syntax error under Python {0}")]
+    Syntax(PythonVersion),
+}
+
+/// Non-blank lines that are not part of a top-level import: what the stop rule counts.
+pub fn code_lines(script: &Script) -> usize {
+    let imports: usize = script
+        .body()
+        .iter()
+        .filter(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
+        .map(|s| count_lines(script.slice(s)))
+        .sum();
+    count_lines(script.text()) - imports
+}
+
+/// Reduces `text` with `passes` in rounds until the stop rule holds.
+///
+/// Every accepted script is strictly shorter than the one before, so the loop ends. Within a
+/// pass, candidates are judged `window` at a time; the first win of a window is accepted,
+/// merged with every later win of the window that does not overlap it when the merged
+/// script is judged good too, and the pass goes on from the first win's position in the
+/// candidates of the new script.
+pub fn reduce(
+    text: &str,
+    passes: &[&dyn Pass],
+    oracle: &mut dyn Oracle,
+    options: &Options,
+) -> Result<Reduction, ReduceError> {
+    let mut current =
+        Script::parse(text, options.version).ok_or(ReduceError::Syntax(options.version))?;
+    let mut stats: Vec<PassStats> = passes
+        .iter()
+        .map(|p| PassStats {
+            name: p.name(),
+            ..PassStats::default()
+        })
+        .collect();
+    let mut rounds = 0;
+    let target_met = |s: &Script| options.target_lines.is_some_and(|t| code_lines(s) < t);
+    let stop = 'rounds: loop {
+        if target_met(&current) {
+            break StopReason::TargetReached;
+        }
+        rounds += 1;
+        let at_start = current.text().len();
+        for (pass, stat) in passes.iter().zip(stats.iter_mut()) {
+            oracle.progress(&progress(pass.name(), rounds, &current));
+            let mut candidates = pass.candidates(&current);
+            let mut cursor = 0;
+            loop {
+                let (window, next) = fill_window(&candidates, cursor, &current, options);
+                if window.is_empty() {
+                    break;
+                }
+                let texts: Vec<String> = window.iter().map(|(_, t)| t.clone()).collect();
+                let Ok(verdicts) = oracle.judge(&texts) else {
+                    break 'rounds StopReason::Interrupted;
+                };
+                stat.candidates += texts.len();
+                let wins: Vec<usize> = (0..window.len()).filter(|&i| verdicts[i]).collect();
+                let Some(&first) = wins.first() else {
+                    cursor = next;
+                    continue;
+                };
+                let (mut accepted, mut parts) = (window[first].1.clone(), 1);
+                let mut merged = candidates[window[first].0].clone();
+                let mut merged_parts = 1;
+                for &w in &wins[1..] {
+                    let other = &candidates[window[w].0];
+                    if merged.is_disjoint(other) {
+                        merged = merged.merge(other);
+                        merged_parts += 1;
+                    }
+                }
+                if merged_parts > 1
+                    && let Some(text) = merged.apply(current.text())
+                    && Script::parse(text.as_str(), options.version).is_some()
+                {
+                    let Ok(verdict) = oracle.judge(std::slice::from_ref(&text)) else {
+                        break 'rounds StopReason::Interrupted;
+                    };
+                    stat.candidates += 1;
+                    if verdict[0] {
+                        (accepted, parts) = (text, merged_parts);
+                    }
+                }
+                stat.accepted += parts;
+                stat.bytes_removed += current.text().len() - accepted.len();
+                current = Script::parse(accepted, options.version).expect("accepted scripts parse");
+                oracle.progress(&progress(pass.name(), rounds, &current));
+                if target_met(&current) {
+                    break 'rounds StopReason::TargetReached;
+                }
+                cursor = window[first].0;
+                candidates = pass.candidates(&current);
+            }
+        }
+        if current.text().len() == at_start {
+            break StopReason::Fixpoint;
+        }
+    };
+    Ok(Reduction {
+        text: current.text().to_string(),
+        passes: stats,
+        rounds,
+        stop,
+    })
+}
+
+fn progress<'a>(pass: &'a str, round: usize, script: &Script) -> Progress<'a> {
+    Progress {
+        pass,
+        round,
+        lines: count_lines(script.text()),
+        bytes: script.text().len(),
+    }
+}
+
+/// The next `window` candidates from `cursor` on that change the script, make it shorter and
+/// parse, with their texts; and the index after the last one looked at.
+fn fill_window(
+    candidates: &[Candidate],
+    cursor: usize,
+    current: &Script,
+    options: &Options,
+) -> (Vec<(usize, String)>, usize) {
+    let mut window = Vec::new();
+    let mut seen = HashSet::new();
+    let mut i = cursor;
+    while window.len() < options.window && i < candidates.len() {
+        if let Some(text) = candidates[i].apply(current.text())
+            && text.len() < current.text().len()
+            && !seen.contains(&text)
+            && Script::parse(text.as_str(), options.version).is_some()
+        {
+            seen.insert(text.clone());
+            window.push((i, text));
+        }
+        i += 1;
+    }
+    (window, i)
+}

@@ -1,0 +1,164 @@
+//! The loop against one-line fake oracles: microseconds, no processes.
+
+use scrub_reducers::{Interrupted, Options, Oracle, PASSES, StopReason, count_lines, reduce};
+
+/// Interesting when the text contains every one of the needles.
+struct Contains(&'static [&'static str]);
+
+impl Oracle for Contains {
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+        Ok(texts
+            .iter()
+            .map(|t| self.0.iter().all(|n| t.contains(n)))
+            .collect())
+    }
+}
+
+/// Like `Contains`, and counts the texts it judged.
+struct Counting(Contains, usize);
+
+impl Oracle for Counting {
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+        self.1 += texts.len();
+        self.0.judge(texts)
+    }
+}
+
+/// Answers yes `budget` times, then reports an interruption.
+struct StopsAfter(usize);
+
+impl Oracle for StopsAfter {
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+        if self.0 == 0 {
+            return Err(Interrupted);
+        }
+        self.0 -= 1;
+        Ok(vec![true; texts.len()])
+    }
+}
+
+const BLOATED: &str = r#"import argparse
+import logging
+import os, sys
+
+log = logging.getLogger(__name__)
+
+
+class Config:
+    """Settings for the run."""
+
+    def __init__(self, path):
+        self.path = path
+        self.values = {}
+
+    def get(self, key):
+        return self.values[key]
+
+
+def helper(x):
+    return x * 2
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args([])
+    if args.verbose:
+        log.info("verbose")
+    for i in range(3):
+        print(helper(i))
+    cfg = Config(os.getcwd())
+    cfg.get("calibration")
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+fn exhaustive() -> Options {
+    Options {
+        target_lines: None,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn reduction_keeps_what_the_oracle_needs_and_drops_the_rest() {
+    let mut oracle = Contains(&["calibration"]);
+    let out = reduce(BLOATED, PASSES, &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(out.stop, StopReason::Fixpoint);
+    assert!(out.text.contains("calibration"));
+    assert!(count_lines(&out.text) <= 2, "{}", out.text);
+}
+
+#[test]
+fn needles_in_separate_places_all_survive() {
+    let mut oracle = Contains(&["parse_args", "cfg.get(", "class Config"]);
+    let out = reduce(BLOATED, PASSES, &mut oracle, &exhaustive()).unwrap();
+    assert!(count_lines(&out.text) <= 5, "{}", out.text);
+    assert!(
+        !out.text.contains("\n\n\n"),
+        "blank lines are tidied: {}",
+        out.text
+    );
+}
+
+#[test]
+fn the_target_stops_the_loop_early() {
+    let mut oracle = Contains(&["calibration"]);
+    let options = Options {
+        target_lines: Some(30),
+        ..Options::default()
+    };
+    let out = reduce(BLOATED, PASSES, &mut oracle, &options).unwrap();
+    assert_eq!(out.stop, StopReason::TargetReached);
+    assert!(count_lines(&out.text) >= 5);
+}
+
+#[test]
+fn an_interruption_returns_the_last_accepted_script() {
+    let out = reduce(BLOATED, PASSES, &mut StopsAfter(1), &exhaustive()).unwrap();
+    assert_eq!(out.stop, StopReason::Interrupted);
+    assert!(out.text.len() < BLOATED.len());
+}
+
+#[test]
+fn every_candidate_the_oracle_sees_parses() {
+    struct MustParse;
+    impl Oracle for MustParse {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            for t in texts {
+                assert!(
+                    scrub_reducers::python::is_valid(t, Options::default().version),
+                    "{t}"
+                );
+            }
+            Ok(texts.iter().map(|t| t.contains("calibration")).collect())
+        }
+    }
+    reduce(BLOATED, PASSES, &mut MustParse, &exhaustive()).unwrap();
+}
+
+#[test]
+fn the_result_does_not_depend_on_how_the_oracle_batches() {
+    // The window is part of the options, not of the oracle: two oracles that differ only in
+    // how they count give the same script.
+    let a = reduce(
+        BLOATED,
+        PASSES,
+        &mut Contains(&["values[key]"]),
+        &exhaustive(),
+    )
+    .unwrap();
+    let mut counting = Counting(Contains(&["values[key]"]), 0);
+    let b = reduce(BLOATED, PASSES, &mut counting, &exhaustive()).unwrap();
+    assert_eq!(a.text, b.text);
+    let total: usize = b.passes.iter().map(|p| p.candidates).sum();
+    assert_eq!(total, counting.1);
+}
+
+#[test]
+fn a_script_with_a_syntax_error_is_refused() {
+    let err = reduce("def f(:\n", PASSES, &mut Contains(&[]), &exhaustive()).unwrap_err();
+    assert!(err.to_string().contains("syntax error"));
+}
