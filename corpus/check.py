@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TRACEBACK_LINE = "Traceback (most recent call last):"
 TIME_LIMIT_S = 2.0
 FLAKY_RUNS = 10
+VERBOSE = False
 EXPECTED_KEYS = {
     "signature": str,
     "bound": int,
@@ -366,6 +367,9 @@ def check_script(name, source, sig, flaky=False, quiet=False):
     same_class = [d for d in decoys if d[0] == sig.cls or
                   (sig.kind == "exit" and d[0] == "SystemExit")]
     notes.append("%d caught exceptions, %d same-class decoys" % (len(decoys), len(same_class)))
+    if VERBOSE:
+        for cls, msg in decoys:
+            notes.append("caught %s: %s" % (cls, msg.replace("\n", "\\n")[:80]))
     return nlines, slowest, outcomes[-1], notes, problems
 
 
@@ -404,7 +408,11 @@ def main(argv=None):
     parser.add_argument("--script", help="check an ad-hoc script instead")
     parser.add_argument("--sig", help="signature for --script")
     parser.add_argument("--flaky", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list the caught exceptions (decoys) found")
     args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
 
     print("python %s (%s)" % (sys.version.split()[0], sys.executable))
     if args.script:

@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 /// Replace the bytes in `range` by `replacement`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Edit {
     pub range: Range<usize>,
     pub replacement: String,
@@ -115,14 +115,56 @@ pub fn ends_line(text: &str, offset: usize) -> bool {
     rest.is_empty() || rest.starts_with('#')
 }
 
-/// The range to delete to remove the code in `range` cleanly: whole lines when the code
-/// stands on lines of its own, together with the comment lines directly above it, which
-/// describe it; otherwise just the range itself.
+/// The range to delete to remove the statements in `range` cleanly: whole lines when they
+/// stand on lines of their own, together with the comment lines directly above them, which
+/// describe them; otherwise the statements with the `;` that separates them from their
+/// neighbours on the line.
 pub fn deletion_range(text: &str, range: Range<usize>) -> Range<usize> {
-    if !(starts_line(text, range.start) && ends_line(text, range.end)) {
-        return range;
+    match whole_lines(text, range) {
+        (lines, true) => comments_above(text, lines.start)..lines.end,
+        (range, false) => range,
     }
-    let mut start = line_start(text, range.start);
+}
+
+/// Like [`deletion_range`], without the comment lines above: for code, such as a decorator,
+/// whose comments describe what follows it.
+pub fn own_lines(text: &str, range: Range<usize>) -> Range<usize> {
+    whole_lines(text, range).0
+}
+
+/// The whole lines of `range` and `true` when it stands on lines of its own (after taking a
+/// `;` next to it), else the range with its `;` and `false`.
+fn whole_lines(text: &str, range: Range<usize>) -> (Range<usize>, bool) {
+    let range = with_separator(text, range);
+    if starts_line(text, range.start) && ends_line(text, range.end) {
+        (
+            line_start(text, range.start)..line_end(text, range.end),
+            true,
+        )
+    } else {
+        (range, false)
+    }
+}
+
+/// `range` widened by the `;` after it and the blanks that follow that, or else by the `;`
+/// before it and the blanks that precede that; unchanged when no `;` is next to it.
+fn with_separator(text: &str, range: Range<usize>) -> Range<usize> {
+    let blanks = [' ', '\t'];
+    let after = text[range.end..].trim_start_matches(blanks);
+    if let Some(rest) = after.strip_prefix(';') {
+        let end = text.len() - rest.trim_start_matches(blanks).len();
+        return range.start..end;
+    }
+    let before = text[..range.start].trim_end_matches(blanks);
+    if let Some(rest) = before.strip_suffix(';') {
+        return rest.trim_end_matches(blanks).len()..range.end;
+    }
+    range
+}
+
+/// The start of the run of comment lines directly above the line starting at `start`
+/// (`start` itself when there is none).
+pub fn comments_above(text: &str, mut start: usize) -> usize {
     while start > 0 {
         let prev = line_start(text, start - 1);
         if text[prev..start].trim_start().starts_with('#') {
@@ -131,23 +173,69 @@ pub fn deletion_range(text: &str, range: Range<usize>) -> Range<usize> {
             break;
         }
     }
-    start..line_end(text, range.end)
+    start
 }
 
-/// Re-indents the whole lines `lines` (a range of full lines) from indentation `from` to `to`.
-/// Lines that do not start with `from` (continuation lines, string contents) are left alone.
-pub fn reindent(lines: &str, from: &str, to: &str) -> String {
-    let mut out = String::with_capacity(lines.len());
-    for line in lines.split_inclusive('\n') {
-        match line.strip_prefix(from) {
-            Some(rest) if !line.trim().is_empty() => {
-                out.push_str(to);
-                out.push_str(rest);
-            }
-            _ => out.push_str(line),
+/// The range that removes item `i` of a comma-separated list (arguments, imported names),
+/// given every item's range, with one comma next to it. An item that stands on lines of its
+/// own, with its comma and its own trailing comment, takes those lines, so that the comments
+/// of its neighbours stay; otherwise the item goes with the comma after it, or, for the last
+/// item, with the comma before it.
+pub fn list_item_range(text: &str, items: &[Range<usize>], i: usize) -> Range<usize> {
+    let item = items[i].clone();
+    if starts_line(text, item.start) {
+        let after = text[item.end..].trim_start_matches([' ', '\t']);
+        let after = after.strip_prefix(',').unwrap_or(after);
+        let end = text.len() - after.len();
+        if ends_line(text, end) {
+            return line_start(text, item.start)..line_end(text, end);
         }
     }
-    out
+    if i + 1 < items.len() {
+        item.start..items[i + 1].start
+    } else if i > 0 {
+        items[i - 1].end..item.end
+    } else {
+        item
+    }
+}
+
+/// Edits that move the whole lines in `lines` from indentation `from` to `to`. Blank lines,
+/// lines that do not start with `from` (continuation lines) and lines that begin inside one
+/// of `frozen` (multi-line strings, whose every byte is part of a value) are left alone.
+pub fn reindent(
+    text: &str,
+    lines: Range<usize>,
+    from: &str,
+    to: &str,
+    frozen: &[Range<usize>],
+) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut at = lines.start;
+    for line in text[lines].split_inclusive('\n') {
+        let inside_string = frozen.iter().any(|r| r.start < at && at < r.end);
+        if !inside_string && !line.trim().is_empty() && line.starts_with(from) {
+            edits.push(Edit::replace(at..at + from.len(), to));
+        }
+        at += line.len();
+    }
+    edits
+}
+
+/// The text of `range` after `edits`, which all lie inside it; `None` when two overlap.
+pub fn apply_edits_within(text: &str, range: Range<usize>, edits: &[Edit]) -> Option<String> {
+    let shifted: Vec<Edit> = edits
+        .iter()
+        .map(|e| {
+            (range.start <= e.range.start && e.range.end <= range.end).then(|| {
+                Edit::replace(
+                    e.range.start - range.start..e.range.end - range.start,
+                    e.replacement.clone(),
+                )
+            })
+        })
+        .collect::<Option<_>>()?;
+    apply_edits(&text[range], &shifted)
 }
 
 /// Non-blank lines of a text: the size measure users see.
@@ -185,6 +273,77 @@ mod tests {
     #[test]
     fn reindent_leaves_continuation_lines_that_lack_the_indent_alone() {
         let body = "    x = f(\n1)\n    y = 2\n";
-        assert_eq!(reindent(body, "    ", ""), "x = f(\n1)\ny = 2\n");
+        let edits = reindent(body, 0..body.len(), "    ", "", &[]);
+        assert_eq!(apply_edits(body, &edits).unwrap(), "x = f(\n1)\ny = 2\n");
+    }
+
+    #[test]
+    fn reindent_leaves_the_lines_inside_a_multi_line_string_alone() {
+        let body = "    s = \"\"\"\n    text\n    \"\"\"\n    y = 2\n";
+        let string = body.find("\"\"\"").unwrap()..body.rfind("\"\"\"").unwrap() + 3;
+        let edits = reindent(body, 0..body.len(), "    ", "", &[string]);
+        assert_eq!(
+            apply_edits(body, &edits).unwrap(),
+            "s = \"\"\"\n    text\n    \"\"\"\ny = 2\n"
+        );
+    }
+
+    #[test]
+    fn deleting_one_of_two_statements_on_a_line_takes_its_semicolon() {
+        let text = "a = 1; b = 2\n";
+        let a = 0..5;
+        let b = 7..12;
+        assert_eq!(
+            apply_edits(text, &[Edit::delete(deletion_range(text, a))]).unwrap(),
+            "b = 2\n"
+        );
+        assert_eq!(
+            apply_edits(text, &[Edit::delete(deletion_range(text, b))]).unwrap(),
+            "a = 1\n"
+        );
+    }
+
+    #[test]
+    fn a_statement_with_a_trailing_semicolon_goes_with_its_line() {
+        let text = "a = 1\nb = 2;  # two\nc = 3\n";
+        let start = text.find("b =").unwrap();
+        let range = deletion_range(text, start..start + 5);
+        assert_eq!(
+            apply_edits(text, &[Edit::delete(range)]).unwrap(),
+            "a = 1\nc = 3\n"
+        );
+    }
+
+    #[test]
+    fn a_decorator_leaves_the_comment_above_it_to_what_it_decorates() {
+        let text = "# about f\n@cache\ndef f(): pass\n";
+        let start = text.find('@').unwrap();
+        let range = own_lines(text, start..start + 6);
+        assert_eq!(
+            apply_edits(text, &[Edit::delete(range)]).unwrap(),
+            "# about f\ndef f(): pass\n"
+        );
+    }
+
+    #[test]
+    fn a_list_item_on_its_own_line_leaves_its_neighbours_comments() {
+        let text = "f(\n    a,  # about a\n    b,  # about b\n)\n";
+        let items = [text.find("a,").unwrap()..text.find("a,").unwrap() + 1, {
+            let b = text.find("b,").unwrap();
+            b..b + 1
+        }];
+        let without = |i| apply_edits(text, &[Edit::delete(list_item_range(text, &items, i))]);
+        assert_eq!(without(0).unwrap(), "f(\n    b,  # about b\n)\n");
+        assert_eq!(without(1).unwrap(), "f(\n    a,  # about a\n)\n");
+    }
+
+    #[test]
+    fn a_list_item_sharing_its_line_takes_one_comma() {
+        let text = "f(a, b, c)";
+        let items = [2..3, 5..6, 8..9];
+        let without = |i| apply_edits(text, &[Edit::delete(list_item_range(text, &items, i))]);
+        assert_eq!(without(0).unwrap(), "f(b, c)");
+        assert_eq!(without(1).unwrap(), "f(a, c)");
+        assert_eq!(without(2).unwrap(), "f(a, b)");
     }
 }

@@ -20,9 +20,9 @@ pub trait Pass: Sync {
 ///
 /// Large deletions first, since they make every later pass cheaper; then the rewrites that
 /// open up structure (unwrapping blocks, inlining `main()`); then the small, many, cheap
-/// removals of definitions, imports and arguments; expression hoisting last, because it
+/// removals of definitions, imports, arguments and elements; expression hoisting last, because it
 /// proposes the most candidates and is worth most on an already small script; blank lines
-/// left behind are tidied at the end of each round.
+/// left behind and comments, which count as lines, are tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
     &DeleteStatements,
     &UnwrapBlocks,
@@ -30,7 +30,9 @@ pub const PASSES: &[&dyn Pass] = &[
     &DeleteDefinitions,
     &DropImports,
     &DeleteArguments,
+    &DeleteElements,
     &HoistExpressions,
+    &StripComments,
     &TidyBlankLines,
 ];
 

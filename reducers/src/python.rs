@@ -35,10 +35,32 @@ impl Script {
         &self.parsed.syntax().body
     }
 
+    /// The byte ranges of every comment (from `#` to the end of its line).
+    pub fn comments(&self) -> Vec<std::ops::Range<usize>> {
+        self.parsed
+            .tokens()
+            .iter()
+            .filter(|t| t.kind() == ruff_python_ast::token::TokenKind::Comment)
+            .map(span)
+            .collect()
+    }
+
     /// The source text of a node.
     pub fn slice(&self, node: &impl Ranged) -> &str {
         &self.text[node.range().start().to_usize()..node.range().end().to_usize()]
     }
+}
+
+/// The first syntax error of `text` under `version`: its 1-based line and a message.
+pub fn syntax_error(text: &str, version: PythonVersion) -> Option<(usize, String)> {
+    let options = ParseOptions::from(Mode::Module).with_target_version(version);
+    let parsed = ruff_python_parser::parse_unchecked(text, options);
+    let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
+    if let Some(e) = parsed.errors().first() {
+        return Some((line_of(e.location.start().to_usize()), e.error.to_string()));
+    }
+    let e = parsed.unsupported_syntax_errors().first()?;
+    Some((line_of(e.range.start().to_usize()), e.to_string()))
 }
 
 /// Whether `text` parses without errors under `version`.

@@ -24,6 +24,8 @@ pub struct Interrupted;
 pub struct Progress<'a> {
     pub pass: &'a str,
     pub round: usize,
+    /// The current script: the last one accepted.
+    pub text: &'a str,
     pub lines: usize,
     pub bytes: usize,
 }
@@ -200,10 +202,11 @@ pub fn reduce(
     })
 }
 
-fn progress<'a>(pass: &'a str, round: usize, script: &Script) -> Progress<'a> {
+fn progress<'a>(pass: &'a str, round: usize, script: &'a Script) -> Progress<'a> {
     Progress {
         pass,
         round,
+        text: script.text(),
         lines: count_lines(script.text()),
         bytes: script.text().len(),
     }

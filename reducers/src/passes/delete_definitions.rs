@@ -1,8 +1,8 @@
 //! Delete unused functions and classes, and decorators.
 //!
 //! ## What it removes
-//! First all functions and classes whose name is never used, at once; then each alone; then
-//! each decorator line.
+//! First all functions and classes whose name is never used, at once (a block left empty
+//! gets `pass`); then each alone; then each decorator line, leaving the comments above it.
 //!
 //! ## Example
 //! ```python
@@ -17,8 +17,8 @@
 
 use std::collections::HashSet;
 
-use super::{combine, lines_label};
-use crate::edit::{Candidate, Edit, deletion_range};
+use super::{combine, delete_stmts, lines_label};
+use crate::edit::{Candidate, Edit, deletion_range, own_lines};
 use crate::pass::Pass;
 use crate::python::{Script, Stmt, all_bodies, ast, referenced_names, span};
 
@@ -33,38 +33,65 @@ impl Pass for DeleteDefinitions {
         let text = script.text();
         let used: HashSet<&str> = referenced_names(script.body()).into_iter().collect();
         let mut unused = Vec::new();
+        let mut all_parts = Vec::new();
         let mut decorators = Vec::new();
-        for body in all_bodies(script.body()) {
+        for (b, body) in all_bodies(script.body()).into_iter().enumerate() {
+            let mut dead = Vec::new();
             for stmt in body {
                 let (name, decorator_list): (&str, &[ast::Decorator]) = match stmt {
                     Stmt::FunctionDef(d) => (d.name.as_str(), &d.decorator_list),
                     Stmt::ClassDef(d) => (d.name.as_str(), &d.decorator_list),
                     _ => continue,
                 };
-                let label = lines_label(text, &span(stmt));
-                // A body of one statement is left to delete_statements, which puts `pass` there.
-                if !used.contains(name) && body.len() > 1 {
-                    unused.push(Candidate::new(
-                        format!("delete unused {name} at {label}"),
+                if !used.contains(name) {
+                    dead.push(Candidate::new(
+                        format!("delete unused {name} at {}", lines_label(text, &span(stmt))),
                         vec![Edit::delete(deletion_range(text, span(stmt)))],
                     ));
                 }
                 for d in decorator_list {
+                    // The comments above a decorator describe what it decorates: they stay.
                     decorators.push(Candidate::new(
                         format!(
                             "delete decorator of {name} at {}",
                             lines_label(text, &span(d))
                         ),
-                        vec![Edit::delete(deletion_range(text, span(d)))],
+                        vec![Edit::delete(own_lines(text, span(d)))],
                     ));
                 }
             }
+            // Deleting them all at once must not empty a block: `pass` is left in it.
+            if b > 0 && dead.len() == body.len() {
+                all_parts.push(Candidate::new("", vec![delete_stmts(script, body, true)]));
+            } else {
+                all_parts.extend(dead.iter().cloned());
+            }
+            // A body of one statement is left to delete_statements, which puts `pass` there.
+            if body.len() > 1 {
+                unused.extend(dead);
+            }
         }
-        let mut out: Vec<Candidate> = combine("delete all unused definitions", &unused)
+        let mut out: Vec<Candidate> = combine("delete all unused definitions", &all_parts)
             .into_iter()
             .collect();
         out.extend(unused);
         out.extend(decorators);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::{PythonVersion, is_valid};
+
+    #[test]
+    fn deleting_every_unused_method_of_a_class_leaves_pass() {
+        let text = "def f(): pass\nclass C:\n    def a(self): pass\n    def b(self): pass\nC()\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        let all = &DeleteDefinitions.candidates(&script)[0];
+        assert_eq!(all.description, "delete all unused definitions");
+        let after = all.apply(text).unwrap();
+        assert!(is_valid(&after, PythonVersion::PY311), "{after}");
     }
 }

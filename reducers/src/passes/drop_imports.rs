@@ -4,7 +4,8 @@
 //! First every import whose bound name is never used, all at once; then each unused one
 //! alone (a name out of `from m import a, b`, or the whole statement when none of its names
 //! is used); then each import statement, used or not — an import the failure needs for its
-//! side effects stays because the oracle says so.
+//! side effects stays because the oracle says so. An import that is all its block holds
+//! becomes `pass`; one that shares its line goes with its `;`.
 //!
 //! ## Example
 //! ```python
@@ -17,8 +18,8 @@
 
 use std::collections::HashSet;
 
-use super::{combine, lines_label};
-use crate::edit::{Candidate, Edit, deletion_range};
+use super::{combine, dedup, delete_stmt, delete_stmts, lines_label, short};
+use crate::edit::{Candidate, Edit, list_item_range};
 use crate::pass::Pass;
 use crate::python::{Script, Stmt, all_bodies, ast, referenced_names, span};
 
@@ -33,46 +34,62 @@ impl Pass for DropImports {
         let text = script.text();
         let used: HashSet<&str> = referenced_names(script.body()).into_iter().collect();
         let mut unused = Vec::new();
+        let mut all_parts = Vec::new();
         let mut whole = Vec::new();
-        for body in all_bodies(script.body()) {
-            for stmt in body {
+        for (b, body) in all_bodies(script.body()).into_iter().enumerate() {
+            let is_module = b == 0;
+            let mut dead_stmts = Vec::new();
+            for (i, stmt) in body.iter().enumerate() {
                 let aliases: &[ast::Alias] = match stmt {
                     Stmt::Import(s) => &s.names,
                     Stmt::ImportFrom(s) => &s.names,
                     _ => continue,
                 };
-                let label = lines_label(text, &span(stmt));
-                let stmt_edit = || Edit::delete(deletion_range(text, span(stmt)));
-                whole.push(Candidate::new(
-                    format!("drop import at {label}"),
-                    vec![stmt_edit()],
-                ));
+                let label = format!(
+                    "`{}` at {}",
+                    short(script.slice(stmt)),
+                    lines_label(text, &span(stmt))
+                );
+                let stmt_edit = || delete_stmt(script, body, i, is_module);
+                whole.push(Candidate::new(format!("drop {label}"), vec![stmt_edit()]));
                 let dead: Vec<usize> = (0..aliases.len())
                     .filter(|&i| {
                         aliases[i].name.as_str() != "*" && !used.contains(bound_name(&aliases[i]))
                     })
                     .collect();
                 if dead.len() == aliases.len() {
-                    unused.push(Candidate::new(
-                        format!("drop unused import at {label}"),
+                    dead_stmts.push(Candidate::new(
+                        format!("drop unused {label}"),
                         vec![stmt_edit()],
                     ));
                 } else {
+                    let items: Vec<_> = aliases.iter().map(span).collect();
                     for i in dead {
                         let name = bound_name(&aliases[i]);
-                        unused.push(Candidate::new(
-                            format!("drop unused name {name} from import at {label}"),
-                            vec![Edit::delete(alias_range(aliases, i))],
-                        ));
+                        let part = Candidate::new(
+                            format!("drop unused name {name} from {label}"),
+                            vec![Edit::delete(list_item_range(text, &items, i))],
+                        );
+                        all_parts.push(part.clone());
+                        unused.push(part);
                     }
                 }
             }
+            // Dropping them all at once must not empty a block: `pass` is left in it.
+            if !is_module && dead_stmts.len() == body.len() {
+                all_parts.push(Candidate::new("", vec![delete_stmts(script, body, true)]));
+            } else {
+                all_parts.extend(dead_stmts.iter().cloned());
+            }
+            unused.extend(dead_stmts);
         }
-        let mut out: Vec<Candidate> = combine("drop all unused imports", &unused)
+        let mut out: Vec<Candidate> = combine("drop all unused imports", &all_parts)
             .into_iter()
             .collect();
         out.extend(unused);
         out.extend(whole);
+        // An unused import is met again among all imports.
+        dedup(&mut out);
         out
     }
 }
@@ -85,12 +102,37 @@ fn bound_name(alias: &ast::Alias) -> &str {
     }
 }
 
-/// The range that removes alias `i` and one comma next to it.
-fn alias_range(aliases: &[ast::Alias], i: usize) -> std::ops::Range<usize> {
-    let this = span(&aliases[i]);
-    if i + 1 < aliases.len() {
-        this.start..span(&aliases[i + 1]).start
-    } else {
-        span(&aliases[i - 1]).end..this.end
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::{PythonVersion, is_valid};
+
+    fn results(text: &str) -> Vec<String> {
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        DropImports
+            .candidates(&script)
+            .iter()
+            .map(|c| c.apply(text).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_import_that_is_all_its_block_holds_becomes_pass() {
+        for text in results("def f():\n    import a\n    import b\nif x: import c\nf()\n") {
+            assert!(is_valid(&text, PythonVersion::PY311), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_import_sharing_its_line_goes_with_its_semicolon() {
+        let texts = results("import a; import b\n");
+        assert!(texts.contains(&"import b\n".to_string()), "{texts:?}");
+        assert!(texts.contains(&"import a\n".to_string()), "{texts:?}");
+    }
+
+    #[test]
+    fn dropping_a_name_keeps_the_comment_of_the_name_above_it() {
+        let text = "from m import (\n    a,  # for a\n    b,\n)\na()\n";
+        assert!(results(text).contains(&"from m import (\n    a,  # for a\n)\na()\n".to_string()));
     }
 }

@@ -12,12 +12,15 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Names and literals have no sub-expressions; starred sub-expressions are skipped.
+//! Names and literals have no sub-expressions; starred and slice sub-expressions are
+//! skipped, an assignment or `del` target is only replaced by a sub-expression that can be a
+//! target, and of a comprehension or a lambda only the parts that do not use the names they
+//! bind are hoisted: the first iterable, the parameters' defaults.
 
-use super::{largest_first, line_of};
+use super::{dedup, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
-use crate::python::{Expr, Script, SourceOrderVisitor, all_exprs, source_order, span};
+use crate::python::{Expr, Script, SourceOrderVisitor, all_exprs, ast, source_order, span};
 
 pub struct HoistExpressions;
 
@@ -32,7 +35,12 @@ impl Pass for HoistExpressions {
         for expr in all_exprs(script.body()) {
             let outer = span(expr);
             for child in children(expr) {
-                if matches!(child, Expr::Starred(_)) {
+                // A starred or slice expression stands only where it is; an assignment or
+                // `del` target only takes another target.
+                if matches!(child, Expr::Starred(_) | Expr::Slice(_)) || has_slice(child) {
+                    continue;
+                }
+                if is_target(expr) && !can_be_target(child) {
                     continue;
                 }
                 let inner = script.slice(child);
@@ -55,22 +63,69 @@ impl Pass for HoistExpressions {
                 ));
             }
         }
+        // `f(x, x)` offers `x` twice.
+        dedup(&mut out);
         largest_first(&mut out);
         out
     }
 }
 
-/// The direct sub-expressions of `expr`.
+/// The direct sub-expressions of `expr` that mean the same outside it: of a comprehension,
+/// only the iterable of its first `for`, and of a lambda, only its parameters' defaults,
+/// since the rest may use the names they bind.
 fn children(expr: &Expr) -> Vec<&Expr> {
-    struct Direct<'a>(Vec<&'a Expr>);
-    impl<'a> SourceOrderVisitor<'a> for Direct<'a> {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            self.0.push(expr);
+    match expr {
+        Expr::ListComp(ast::ExprListComp { generators, .. })
+        | Expr::SetComp(ast::ExprSetComp { generators, .. })
+        | Expr::DictComp(ast::ExprDictComp { generators, .. })
+        | Expr::Generator(ast::ExprGenerator { generators, .. }) => {
+            generators.iter().take(1).map(|g| &g.iter).collect()
+        }
+        Expr::Lambda(lambda) => lambda
+            .parameters
+            .iter()
+            .flat_map(|p| p.iter_non_variadic_params())
+            .filter_map(|p| p.default.as_deref())
+            .collect(),
+        _ => {
+            struct Direct<'a>(Vec<&'a Expr>);
+            impl<'a> SourceOrderVisitor<'a> for Direct<'a> {
+                fn visit_expr(&mut self, expr: &'a Expr) {
+                    self.0.push(expr);
+                }
+            }
+            let mut direct = Direct(Vec::new());
+            source_order::walk_expr(&mut direct, expr);
+            direct.0
         }
     }
-    let mut direct = Direct(Vec::new());
-    source_order::walk_expr(&mut direct, expr);
-    direct.0
+}
+
+/// Whether `expr` is a tuple of subscript indices with a slice among them, as in `a[:, 1]`.
+fn has_slice(expr: &Expr) -> bool {
+    matches!(expr, Expr::Tuple(t) if t.elts.iter().any(|e| matches!(e, Expr::Slice(_))))
+}
+
+/// Whether `expr` is assigned to or deleted.
+fn is_target(expr: &Expr) -> bool {
+    let ctx = match expr {
+        Expr::Name(e) => e.ctx,
+        Expr::Attribute(e) => e.ctx,
+        Expr::Subscript(e) => e.ctx,
+        Expr::Tuple(e) => e.ctx,
+        Expr::List(e) => e.ctx,
+        Expr::Starred(e) => e.ctx,
+        _ => return false,
+    };
+    matches!(ctx, ast::ExprContext::Store | ast::ExprContext::Del)
+}
+
+/// Whether `expr` may stand where a target does.
+fn can_be_target(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_) | Expr::Tuple(_) | Expr::List(_)
+    )
 }
 
 /// Whether `expr` can stand anywhere an expression can without parentheses.
@@ -99,13 +154,48 @@ fn is_atomic(expr: &Expr) -> bool {
     }
 }
 
-/// The first line of a code snippet, cut to 40 characters, for descriptions.
-fn short(code: &str) -> String {
-    let line = code.lines().next().unwrap_or("");
-    let cut: String = line.chars().take(40).collect();
-    if cut.len() < code.len() {
-        format!("{cut}…")
-    } else {
-        cut
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::{PythonVersion, is_valid};
+
+    fn results(text: &str) -> Vec<String> {
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        HoistExpressions
+            .candidates(&script)
+            .iter()
+            .map(|c| c.apply(text).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_slice_is_not_moved_out_of_its_subscript() {
+        for text in results("x = t[1:2]\ny = t[:, ::2]\n") {
+            assert!(is_valid(&text, PythonVersion::PY311), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_target_is_replaced_by_targets_only() {
+        for text in results("a[i + 1] = v\ndel f().x\n") {
+            assert!(is_valid(&text, PythonVersion::PY311), "{text}");
+        }
+    }
+
+    #[test]
+    fn names_bound_inside_a_comprehension_or_lambda_are_not_hoisted_out() {
+        let texts = results("s = sum(f(w) for w in ws)\ng = lambda n, k=3: n * k\n");
+        assert!(texts.contains(&"s = sum(ws)\ng = lambda n, k=3: n * k\n".to_string()));
+        assert!(texts.contains(&"s = sum(f(w) for w in ws)\ng = 3\n".to_string()));
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("= w\n") || t.contains("(n * k)"))
+        );
+    }
+
+    #[test]
+    fn the_same_replacement_is_offered_once() {
+        assert_eq!(results("x = f(y, y)\n").len(), 2);
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! ## What it removes
 //! A module-level function without required parameters that is called exactly once, as a
-//! statement of its own (`main()`, `sys.exit(main())`, `raise SystemExit(main())`), is inlined:
-//! the call becomes the function's body (parameters with defaults become assignments, a
-//! trailing `return` goes) and the `def` is deleted. When the call is all that a
-//! `__name__` guard holds, the guard goes too. A guard on its own is replaced by its body.
+//! statement of its own outside any function (`main()`, `sys.exit(main())`,
+//! `raise SystemExit(main())`), is inlined: the call becomes the function's body (parameters
+//! with defaults become assignments; a trailing `return` goes, and the value it returns stays
+//! as a statement unless it is a name or a literal) and the `def` is deleted. When the call is
+//! all that a `__name__` guard holds, the guard goes too. (A guard on its own is replaced by
+//! its body by unwrap_blocks, which runs first.)
 //!
 //! ## Example
 //! ```python
@@ -18,13 +20,16 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! A function with a `return` other than its last statement, a required parameter, or more
-//! than one reference to its name.
+//! A function with a `return` other than its last statement, a required parameter, more than
+//! one reference to its name, or a `yield` or `await` (a generator's body does not run when
+//! it is called); a call that shares its line with the header of its block.
 
 use super::lines_label;
 use crate::edit::{Candidate, Edit, deletion_range, indent_at, line_end, line_start, starts_line};
 use crate::pass::Pass;
-use crate::python::{Expr, Script, Stmt, ast, child_bodies, referenced_names, span};
+use crate::python::{
+    Expr, Script, SourceOrderVisitor, Stmt, ast, child_bodies, referenced_names, source_order, span,
+};
 
 pub struct InlineMain;
 
@@ -47,21 +52,6 @@ impl Pass for InlineMain {
                 out.push(candidate);
             }
         }
-        for stmt in script.body() {
-            if let Stmt::If(guard) = stmt
-                && is_main_guard(&guard.test)
-                && let Some(body) = super::body_at_indent(script, &guard.body, "")
-            {
-                let text = script.text();
-                let range = span(stmt);
-                let lines = line_start(text, range.start)..line_end(text, range.end);
-                let label = lines_label(text, &range);
-                out.push(Candidate::new(
-                    format!("unwrap __main__ guard at {label}"),
-                    vec![Edit::replace(lines, body)],
-                ));
-            }
-        }
         out
     }
 }
@@ -79,31 +69,45 @@ fn inline(script: &Script, def: &ast::StmtFunctionDef) -> Option<Candidate> {
     if !starts_line(text, site.start) || span(def).contains(&site.start) {
         return None;
     }
+    // A trailing `return` goes; the value it returns is still computed, unless computing
+    // it cannot do anything.
     let mut body: &[Stmt] = &def.body;
-    if let Some(Stmt::Return(_)) = body.last() {
-        body = &body[..body.len() - 1];
+    let mut edits = Vec::new();
+    if let Some(Stmt::Return(ret)) = body.last() {
+        if body[..body.len() - 1].iter().any(has_return) {
+            return None;
+        }
+        match ret.value.as_deref() {
+            Some(value) if !is_inert(value) => {
+                edits.push(Edit::delete(span(ret).start..span(value).start));
+            }
+            _ => body = &body[..body.len() - 1],
+        }
+    } else if body.iter().any(has_return) {
+        return None;
     }
-    if body.iter().any(has_return) {
+    if is_generator(body) {
         return None;
     }
     let indent = indent_at(text, site.start);
     let mut replacement = String::new();
     let params = &def.parameters;
-    for p in params
-        .posonlyargs
-        .iter()
-        .chain(&params.args)
-        .chain(&params.kwonlyargs)
-    {
-        let default = p.default.as_deref()?;
-        replacement.push_str(&format!(
+    let default = |p: &ast::ParameterWithDefault| {
+        let value = p.default.as_deref()?;
+        Some(format!(
             "{indent}{} = {}\n",
             p.parameter.name,
-            script.slice(default)
-        ));
+            script.slice(value)
+        ))
+    };
+    for p in params.posonlyargs.iter().chain(&params.args) {
+        replacement.push_str(&default(p)?);
     }
     if let Some(p) = &params.vararg {
         replacement.push_str(&format!("{indent}{} = ()\n", p.name));
+    }
+    for p in &params.kwonlyargs {
+        replacement.push_str(&default(p)?);
     }
     if let Some(p) = &params.kwarg {
         replacement.push_str(&format!("{indent}{} = {{}}\n", p.name));
@@ -111,7 +115,7 @@ fn inline(script: &Script, def: &ast::StmtFunctionDef) -> Option<Candidate> {
     if body.is_empty() {
         replacement.push_str(&format!("{indent}pass\n"));
     } else {
-        replacement.push_str(&super::body_at_indent(script, body, indent)?);
+        replacement.push_str(&super::body_at_indent_with(script, body, indent, edits)?);
     }
     let site_lines = line_start(text, site.start)..line_end(text, site.end);
     Some(Candidate::new(
@@ -196,11 +200,86 @@ pub(crate) fn is_main_guard(test: &Expr) -> bool {
     (is_name(&cmp.left) && is_main(right)) || (is_main(&cmp.left) && is_name(right))
 }
 
+/// Whether evaluating `expr` can have no effect: a name or a literal.
+fn is_inert(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::Name(_)
+            | Expr::NumberLiteral(_)
+            | Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_)
+    )
+}
+
+/// Whether `body` yields or awaits outside nested functions, classes and lambdas: calling
+/// such a function does not run its body, and the body does not compile at module level.
+fn is_generator(body: &[Stmt]) -> bool {
+    struct Finds(bool);
+    impl<'a> SourceOrderVisitor<'a> for Finds {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                source_order::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) => self.0 = true,
+                Expr::Lambda(_) => {}
+                _ => source_order::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut finds = Finds(false);
+    finds.visit_body(body);
+    finds.0
+}
+
 /// Whether a `return` is reached in `stmt` outside nested functions and classes.
 fn has_return(stmt: &Stmt) -> bool {
     match stmt {
         Stmt::Return(_) => true,
         Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,
         _ => child_bodies(stmt).into_iter().flatten().any(has_return),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    fn results(text: &str) -> Vec<String> {
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        InlineMain
+            .candidates(&script)
+            .iter()
+            .map(|c| c.apply(text).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_value_of_a_trailing_return_is_still_computed() {
+        let text = "def main():\n    return run()\nmain()\n";
+        assert_eq!(results(text), ["run()\n"]);
+    }
+
+    #[test]
+    fn a_trailing_return_of_a_name_or_literal_goes_whole() {
+        let text = "def main():\n    run()\n    return 0\nmain()\n";
+        assert_eq!(results(text), ["run()\n"]);
+    }
+
+    #[test]
+    fn a_generator_is_not_inlined() {
+        assert!(results("def main():\n    yield 1\nmain()\n").is_empty());
+    }
+
+    #[test]
+    fn the_comment_above_the_first_statement_stays() {
+        let text = "def main():\n    # why\n    run()\nmain()\n";
+        assert_eq!(results(text), ["# why\nrun()\n"]);
     }
 }

@@ -2,24 +2,34 @@
 
 mod delete_arguments;
 mod delete_definitions;
+mod delete_elements;
 mod delete_statements;
 mod drop_imports;
 mod hoist_expressions;
 mod inline_main;
+mod strip_comments;
 mod tidy_blank_lines;
 mod unwrap_blocks;
 
 pub use delete_arguments::DeleteArguments;
 pub use delete_definitions::DeleteDefinitions;
+pub use delete_elements::DeleteElements;
 pub use delete_statements::DeleteStatements;
 pub use drop_imports::DropImports;
 pub use hoist_expressions::HoistExpressions;
 pub use inline_main::InlineMain;
+pub use strip_comments::StripComments;
 pub use tidy_blank_lines::TidyBlankLines;
 pub use unwrap_blocks::UnwrapBlocks;
 
-use crate::edit::{Candidate, deletion_range, line_end, line_start, starts_line};
-use crate::python::{Ranged, Script, Stmt, span};
+use std::collections::HashSet;
+use std::ops::Range;
+
+use crate::edit::{
+    Candidate, Edit, apply_edits_within, comments_above, deletion_range, indent_at, line_end,
+    line_start, reindent, starts_line,
+};
+use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, span};
 
 /// 1-based line number of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
@@ -39,19 +49,37 @@ pub(crate) fn lines_label(text: &str, range: &std::ops::Range<usize>) -> String 
 
 /// The edit that removes the statements `stmts` (consecutive, from one block); when they are
 /// the whole body of a compound statement, the body becomes `pass` so that it still parses.
-pub(crate) fn delete_stmts(script: &Script, stmts: &[Stmt], whole_body: bool) -> crate::edit::Edit {
+/// Either way the comment lines directly above the statements go with them.
+pub(crate) fn delete_stmts(script: &Script, stmts: &[Stmt], whole_body: bool) -> Edit {
     let text = script.text();
     let range = stmts[0].start().to_usize()..stmts[stmts.len() - 1].end().to_usize();
     if !whole_body {
-        return crate::edit::Edit::delete(deletion_range(text, range));
+        return Edit::delete(deletion_range(text, range));
     }
     if starts_line(text, range.start) {
-        let indent = crate::edit::indent_at(text, range.start);
-        let lines = line_start(text, range.start)..line_end(text, range.end);
-        crate::edit::Edit::replace(lines, format!("{indent}pass\n"))
+        let indent = indent_at(text, range.start);
+        let lines = comments_above(text, line_start(text, range.start))..line_end(text, range.end);
+        Edit::replace(lines, format!("{indent}pass\n"))
     } else {
-        crate::edit::Edit::replace(range, "pass")
+        Edit::replace(range, "pass")
     }
+}
+
+/// The edit that removes statement `i` of `body`: `pass` takes its place when it is all that
+/// a block other than the module holds.
+pub(crate) fn delete_stmt(script: &Script, body: &[Stmt], i: usize, is_module: bool) -> Edit {
+    delete_stmts(script, &body[i..=i], body.len() == 1 && !is_module)
+}
+
+/// Whether `edit` leaves the text as it is.
+pub(crate) fn is_no_op(text: &str, edit: &Edit) -> bool {
+    text.get(edit.range.clone()) == Some(edit.replacement.as_str())
+}
+
+/// Drops every candidate whose edits an earlier one already has.
+pub(crate) fn dedup(candidates: &mut Vec<Candidate>) {
+    let mut seen = HashSet::new();
+    candidates.retain(|c| seen.insert(c.edits.clone()));
 }
 
 /// Orders candidates by how many bytes they remove, most first; ties keep source order.
@@ -66,23 +94,69 @@ pub(crate) fn largest_first(candidates: &mut [Candidate]) {
     });
 }
 
-/// The text of the whole lines a body spans, moved from its own indentation to `to`.
-/// `None` when the body shares a line with its header and has more than one line.
+/// The text of the whole lines a body spans, with the comment lines directly above its first
+/// statement, moved from its own indentation to `to`; the insides of multi-line strings keep
+/// theirs. `None` when the body shares a line with its header and has more than one line.
 pub(crate) fn body_at_indent(script: &Script, body: &[Stmt], to: &str) -> Option<String> {
+    body_at_indent_with(script, body, to, Vec::new())
+}
+
+/// [`body_at_indent`] with `edits`, which lie inside the body, applied too.
+pub(crate) fn body_at_indent_with(
+    script: &Script,
+    body: &[Stmt],
+    to: &str,
+    mut edits: Vec<Edit>,
+) -> Option<String> {
     let text = script.text();
     let first = span(&body[0]);
     let last = span(&body[body.len() - 1]);
     if starts_line(text, first.start) {
-        let from = crate::edit::indent_at(text, first.start);
-        let lines = &text[line_start(text, first.start)..line_end(text, last.end)];
-        let mut out = crate::edit::reindent(lines, from, to);
+        let from = indent_at(text, first.start);
+        let lines = comments_above(text, line_start(text, first.start))..line_end(text, last.end);
+        edits.extend(reindent(
+            text,
+            lines.clone(),
+            from,
+            to,
+            &multi_line_strings(script, body),
+        ));
+        let mut out = apply_edits_within(text, lines, &edits)?;
         if !out.ends_with('\n') {
             out.push('\n');
         }
         Some(out)
     } else {
-        let one = &text[first.start..last.end];
-        (!one.contains('\n')).then(|| format!("{to}{one}\n"))
+        let one = first.start..last.end;
+        if text[one.clone()].contains('\n') {
+            return None;
+        }
+        Some(format!("{to}{}\n", apply_edits_within(text, one, &edits)?))
+    }
+}
+
+/// The ranges of the string literals in `body` that span several lines.
+pub(crate) fn multi_line_strings(script: &Script, body: &[Stmt]) -> Vec<Range<usize>> {
+    all_exprs(body)
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
+            ) && script.slice(*e).contains('\n')
+        })
+        .map(span)
+        .collect()
+}
+
+/// The first line of a code snippet, cut to 40 characters, for descriptions.
+pub(crate) fn short(code: &str) -> String {
+    let line = code.lines().next().unwrap_or("");
+    let cut: String = line.chars().take(40).collect();
+    if cut.len() < code.len() {
+        format!("{cut}…")
+    } else {
+        cut
     }
 }
 

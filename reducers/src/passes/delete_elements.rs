@@ -1,0 +1,75 @@
+//! Delete elements of list, tuple, set and dict displays.
+//!
+//! ## What it removes
+//! For every display with two or more elements, all but the first at once, then each
+//! element alone with its comma, the longest first. A dict entry goes with its key.
+//!
+//! ## Example
+//! ```python
+//! BOARDS = {"imu-01": {...}, "thermal-07": {...}}   # before
+//! BOARDS = {"thermal-07": {...}}                    # after
+//! ```
+//!
+//! ## When it cannot apply
+//! Displays of one element (a tuple needs its comma; emptying is left to other passes),
+//! comprehensions, and `**mapping` entries.
+
+use std::ops::Range;
+
+use super::{largest_first, line_of};
+use crate::edit::{Candidate, Edit};
+use crate::pass::Pass;
+use crate::python::{Expr, Script, all_exprs, span};
+
+pub struct DeleteElements;
+
+impl Pass for DeleteElements {
+    fn name(&self) -> &'static str {
+        "delete_elements"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let text = script.text();
+        let mut out = Vec::new();
+        for expr in all_exprs(script.body()) {
+            let (kind, items): (&str, Vec<Range<usize>>) = match expr {
+                Expr::List(l) => ("list", l.elts.iter().map(span).collect()),
+                Expr::Tuple(t) => ("tuple", t.elts.iter().map(span).collect()),
+                Expr::Set(s) => ("set", s.elts.iter().map(span).collect()),
+                Expr::Dict(d) => {
+                    let Some(items) = d
+                        .items
+                        .iter()
+                        .map(|item| Some(span(item.key.as_ref()?).start..span(&item.value).end))
+                        .collect::<Option<Vec<_>>>()
+                    else {
+                        continue;
+                    };
+                    ("dict", items)
+                }
+                _ => continue,
+            };
+            if items.len() < 2 {
+                continue;
+            }
+            let line = line_of(text, span(expr).start);
+            out.push(Candidate::new(
+                format!("keep only the first element of the {kind} at line {line}"),
+                vec![Edit::delete(items[0].end..items[items.len() - 1].end)],
+            ));
+            for (i, item) in items.iter().enumerate() {
+                let range = if i + 1 < items.len() {
+                    item.start..items[i + 1].start
+                } else {
+                    items[i - 1].end..item.end
+                };
+                out.push(Candidate::new(
+                    format!("delete element {} of the {kind} at line {line}", i + 1),
+                    vec![Edit::delete(range)],
+                ));
+            }
+        }
+        largest_first(&mut out);
+        out
+    }
+}

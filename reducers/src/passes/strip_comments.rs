@@ -1,0 +1,52 @@
+//! Remove every comment.
+//!
+//! ## What it removes
+//! Comment lines, and comments at the end of code lines, all at once: they count as lines
+//! but never change what the script does. One candidate, judged like any other (a script
+//! that reads its own source could tell the difference).
+//!
+//! ## Example
+//! ```python
+//! # v3 moved calibration under "settings.factory"      # removed
+//! table = load()  # cached                             # becomes `table = load()`
+//! ```
+//!
+//! ## When it cannot apply
+//! A script without comments.
+
+use crate::edit::{Candidate, Edit, line_end, line_start, starts_line};
+use crate::pass::Pass;
+use crate::python::Script;
+
+pub struct StripComments;
+
+impl Pass for StripComments {
+    fn name(&self) -> &'static str {
+        "strip_comments"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let text = script.text();
+        let edits: Vec<Edit> = script
+            .comments()
+            .into_iter()
+            .map(|range| {
+                if starts_line(text, range.start) {
+                    // A comment line goes whole, newline included.
+                    Edit::delete(line_start(text, range.start)..line_end(text, range.end))
+                } else {
+                    // A trailing comment goes with the spaces before it.
+                    let code_end = text[..range.start].trim_end_matches([' ', '\t']).len();
+                    Edit::delete(code_end..range.end)
+                }
+            })
+            .collect();
+        if edits.is_empty() {
+            return Vec::new();
+        }
+        vec![Candidate::new(
+            format!("remove {} comments", edits.len()),
+            edits,
+        )]
+    }
+}

@@ -1,0 +1,87 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const EXIT_CODES: &str = "Exit codes:
+  0    reduced, or already minimal
+  1    the original does not fail with the signature
+  2    bad input, or scrub failed
+  130  interrupted (the best script so far is kept in a .partial.py file)";
+
+/// Shrink a failing Python repro to the smallest script that still fails the same way.
+#[derive(Debug, Parser)]
+#[command(name = "scrub", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Reduce FILE to the smallest script that still fails the same way.
+    #[command(after_help = EXIT_CODES)]
+    Reduce(ReduceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReduceArgs {
+    /// The Python script that fails. It is never modified.
+    pub file: PathBuf,
+
+    /// The failure to keep: "Class: message substring", "Class", "pkg.mod.Class: substring",
+    /// "signal:SIGSEGV" or "exit:N". Derived from the original run when left out.
+    #[arg(long)]
+    pub sig: Option<String>,
+
+    /// Where to write the result [default: FILE with .min.py for .py].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+
+    /// The interpreter that runs every candidate, as `PY FILE`.
+    #[arg(long, default_value = "python3")]
+    pub python: PathBuf,
+
+    /// Candidates run in parallel [default: the number of cores, or of GPUs when there are any].
+    #[arg(short, long)]
+    pub jobs: Option<usize>,
+
+    /// GPU ids to pin workers to, round robin, e.g. "0,1" [default: from nvidia-smi].
+    #[arg(long)]
+    pub gpus: Option<String>,
+
+    /// Seconds a candidate may run [default: 5 × the original's time, at least 3 s]; also the
+    /// limit for the original's own runs [default there: 120 s].
+    #[arg(long)]
+    pub timeout: Option<f64>,
+
+    /// Stop once fewer than N non-blank, non-import lines remain.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub target_lines: usize,
+
+    /// Go on to the fixpoint, whatever the size.
+    #[arg(long, conflicts_with = "target_lines")]
+    pub exhaustive: bool,
+
+    /// The on-disk cache of outcomes [default: the user cache directory, scrub/].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Keep no outcomes on disk (the run still remembers its own).
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
+
+    /// Where to keep the log of every run and the diff of the result [default: scrub.out/
+    /// beside the output].
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+
+    /// Print one JSON object with the figures of the run on stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print only warnings and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}

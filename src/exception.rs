@@ -1,0 +1,106 @@
+//! Find the final exception in a Python process's stderr.
+
+/// The exception Python printed last: `torch._dynamo.exc.Unsupported: Data-dependent …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalException {
+    /// The class as printed: dotted for classes outside `builtins` and `__main__`.
+    pub class: String,
+    /// The header line, class included.
+    pub header: String,
+    /// The header's text after the class, and every line after the header to the end of
+    /// stderr (hints printed after it belong to it).
+    pub message: String,
+}
+
+const TRACEBACK: &str = "Traceback (most recent call last):";
+
+/// The exception header that follows the last traceback in `stderr`; for a script that does
+/// not compile (no traceback is printed), the last line that looks like an exception header.
+pub fn final_exception(stderr: &str) -> Option<FinalException> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let header_at = match lines.iter().rposition(|l| l.trim_start() == TRACEBACK) {
+        Some(tb) => {
+            // Frames and source lines are indented; the header is the first line that is not.
+            (tb + 1..lines.len())
+                .find(|&i| !lines[i].starts_with([' ', '\t']) && !lines[i].is_empty())?
+        }
+        None => lines
+            .iter()
+            .rposition(|l| header_class(l).is_some_and(looks_like_exception))?,
+    };
+    let header = lines[header_at];
+    let class = header_class(header)?.to_string();
+    let mut message = header[class.len()..]
+        .trim_start_matches(':')
+        .trim_start()
+        .to_string();
+    for line in &lines[header_at + 1..] {
+        message.push('\n');
+        message.push_str(line);
+    }
+    Some(FinalException {
+        class,
+        header: header.to_string(),
+        message,
+    })
+}
+
+/// The class at the start of a header line: a dotted identifier followed by `:` or the end.
+fn header_class(line: &str) -> Option<&str> {
+    let end = line.find(':').unwrap_or(line.len());
+    let class = &line[..end];
+    let ok = !class.is_empty()
+        && class.split('.').all(|part| {
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+        });
+    ok.then_some(class)
+}
+
+fn looks_like_exception(class: &str) -> bool {
+    let last = class.rsplit('.').next().unwrap_or(class);
+    ["Error", "Exception", "Exit", "Interrupt", "Warning"]
+        .iter()
+        .any(|s| last.ends_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_traceback_of_a_chain_wins() {
+        let stderr = "Traceback (most recent call last):\n  File \"x.py\", line 2, in <module>\n    d['k']\nKeyError: 'k'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"x.py\", line 4, in <module>\n    raise ValueError('bad config')\nValueError: bad config\n";
+        let e = final_exception(stderr).unwrap();
+        assert_eq!(e.class, "ValueError");
+        assert_eq!(e.message.trim(), "bad config");
+    }
+
+    #[test]
+    fn hint_lines_after_the_header_are_part_of_the_message() {
+        let stderr = "Traceback (most recent call last):\n  File \"x.py\", line 9, in <module>\n    f()\ntorch._dynamo.exc.Unsupported: Data-dependent branching\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n";
+        let e = final_exception(stderr).unwrap();
+        assert_eq!(e.class, "torch._dynamo.exc.Unsupported");
+        assert!(e.message.contains("TORCHDYNAMO_VERBOSE"));
+    }
+
+    #[test]
+    fn a_bare_class_without_message_is_a_header() {
+        let stderr = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    raise StopIteration\nStopIteration\n";
+        assert_eq!(final_exception(stderr).unwrap().class, "StopIteration");
+    }
+
+    #[test]
+    fn a_syntax_error_has_no_traceback_line() {
+        let stderr = "  File \"/tmp/x/repro.py\", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax\n";
+        assert_eq!(final_exception(stderr).unwrap().class, "SyntaxError");
+    }
+
+    #[test]
+    fn stderr_without_exception_has_none() {
+        assert_eq!(final_exception("warning: something\n"), None);
+        assert_eq!(final_exception(""), None);
+    }
+}

@@ -1,0 +1,27 @@
+//! scrub: shrink a failing Python repro to the smallest script that still fails the same way.
+
+pub mod cache;
+pub mod cli;
+pub mod console;
+pub mod exception;
+pub mod interpreter;
+pub mod oracle;
+pub mod process;
+pub mod reduce;
+pub mod rundir;
+pub mod workers;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+/// Runs one command; `Err` is a failure of scrub or bad input (exit 2).
+pub fn run(cli: cli::Cli) -> Result<ExitCode> {
+    // Ctrl-C stops the workers (they watch this flag) instead of killing scrub outright.
+    let _ = ctrlc::set_handler(|| {
+        process::INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst)
+    });
+    match cli.command {
+        cli::Command::Reduce(args) => reduce::run(&args),
+    }
+}

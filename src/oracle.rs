@@ -1,0 +1,306 @@
+//! Signatures, and what an outcome means for one: the oracle knows nothing about processes.
+
+use std::fmt;
+
+use crate::exception::{FinalException, final_exception};
+use crate::process::{Outcome, Status, signal_name, signal_number};
+
+/// How a failure must look to count as the same failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signature {
+    /// The final exception's class, and a substring of its message.
+    Exception {
+        class: String,
+        substring: Option<String>,
+    },
+    /// Killed by this signal.
+    Signal(i32),
+    /// Exited with this status.
+    Exit(i32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Fails the same way.
+    Same,
+    /// The same exception class with another message: logged, not accepted.
+    NearMiss(String),
+    Other,
+}
+
+impl Signature {
+    /// Parses `--sig`: `Class: substring`, `Class`, `pkg.mod.Class: substring`, `signal:NAME`,
+    /// `exit:N`.
+    pub fn parse(text: &str) -> Result<Signature, String> {
+        let text = text.trim();
+        if let Some(name) = text.strip_prefix("signal:") {
+            return signal_number(name)
+                .map(Signature::Signal)
+                .ok_or_else(|| format!("unknown signal {:?}", name.trim()));
+        }
+        if let Some(code) = text.strip_prefix("exit:") {
+            return match code.trim().parse::<i32>() {
+                Ok(0) => Err("exit:0 is success, not a failure".into()),
+                Ok(n) if (1..=255).contains(&n) => Ok(Signature::Exit(n)),
+                _ => Err(format!("exit status must be 1-255, got {:?}", code.trim())),
+            };
+        }
+        let (class, substring) = match text.split_once(':') {
+            Some((c, s)) => (c.trim(), Some(s.trim())),
+            None => (text, None),
+        };
+        let valid_part = |p: &str| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        if class.is_empty() || !class.split('.').all(valid_part) {
+            return Err("expected \"ExceptionClass: message substring\", \"ExceptionClass\", \"signal:NAME\" or \"exit:N\"".into());
+        }
+        let substring = substring.filter(|s| !s.is_empty()).map(str::to_string);
+        Ok(Signature::Exception {
+            class: class.to_string(),
+            substring,
+        })
+    }
+
+    /// What `outcome` means for this signature.
+    pub fn judge(&self, outcome: &Outcome) -> Verdict {
+        match (self, outcome.status) {
+            (Signature::Signal(want), Status::Signaled(got)) if *want == got => Verdict::Same,
+            (Signature::Exit(want), Status::Exited(got)) if *want == got => Verdict::Same,
+            (Signature::Exception { class, substring }, Status::Exited(code)) if code != 0 => {
+                let Some(exc) = final_exception(&outcome.stderr) else {
+                    return Verdict::Other;
+                };
+                if !class_matches(class, &exc.class) {
+                    return Verdict::Other;
+                }
+                match substring {
+                    Some(s) if !exc.message.contains(s.as_str()) => Verdict::NearMiss(exc.header),
+                    _ => Verdict::Same,
+                }
+            }
+            _ => Verdict::Other,
+        }
+    }
+
+    /// The signature of a failing outcome: its final exception's class and the most
+    /// distinctive stable part of its message; else its signal; else its exit status.
+    /// `None` for a run that passed or timed out.
+    pub fn derive(outcome: &Outcome) -> Option<Signature> {
+        match outcome.status {
+            Status::Signaled(sig) => Some(Signature::Signal(sig)),
+            Status::TimedOut | Status::Exited(0) => None,
+            Status::Exited(code) => Some(match final_exception(&outcome.stderr) {
+                Some(FinalException { class, message, .. }) => Signature::Exception {
+                    class,
+                    substring: stable_part(&message),
+                },
+                None => Signature::Exit(code),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Signature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Signature::Exception {
+                class,
+                substring: Some(s),
+            } => write!(f, "{class}: {s}"),
+            Signature::Exception {
+                class,
+                substring: None,
+            } => write!(f, "{class}"),
+            Signature::Signal(sig) => write!(f, "signal:{}", signal_name(*sig)),
+            Signature::Exit(code) => write!(f, "exit:{code}"),
+        }
+    }
+}
+
+/// `want` without dots also matches the last component of a dotted class.
+fn class_matches(want: &str, got: &str) -> bool {
+    want == got || (!want.contains('.') && got.rsplit('.').next() == Some(want))
+}
+
+/// The longest run of the message's first line between volatile parts (numbers, hex
+/// addresses, paths), trimmed; `None` when nothing of substance is left.
+pub fn stable_part(message: &str) -> Option<String> {
+    let first = message.lines().next().unwrap_or("").trim();
+    let mut best = "";
+    for piece in first.split(|c: char| c.is_ascii_digit()) {
+        for piece in piece
+            .split(char::is_whitespace)
+            .collect::<Vec<_>>()
+            .split(|w| is_volatile_word(w))
+        {
+            let joined_len: usize = piece.iter().map(|w| w.len() + 1).sum();
+            if joined_len > best.len() + 1 {
+                // Recover the slice of `first` that these words span.
+                let start = piece[0].as_ptr() as usize - first.as_ptr() as usize;
+                let last = piece[piece.len() - 1];
+                let end = last.as_ptr() as usize - first.as_ptr() as usize + last.len();
+                best = &first[start..end];
+            }
+        }
+    }
+    let best = best.trim_matches(|c: char| c.is_whitespace() || ",;(=[".contains(c));
+    (best.chars().filter(|c| c.is_alphabetic()).count() >= 3).then(|| best.to_string())
+}
+
+/// Paths and hex addresses vary between runs and machines.
+fn is_volatile_word(word: &str) -> bool {
+    word.contains('/') || word.contains('\\') || word.starts_with("0x") || word.contains("at 0x")
+}
+
+/// One line on what an outcome was, for "did not reproduce: …" messages.
+pub fn describe(outcome: &Outcome) -> String {
+    match outcome.status {
+        Status::TimedOut => format!("timed out after {:.1} s", outcome.duration.as_secs_f64()),
+        Status::Signaled(sig) => format!("killed by {}", signal_name(sig)),
+        Status::Exited(0) => "it ran to completion without an error".into(),
+        Status::Exited(code) => match final_exception(&outcome.stderr) {
+            Some(e) => format!("it raised {}", e.header),
+            None => format!("it exited with status {code} without a traceback"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn exited(code: i32, stderr: &str) -> Outcome {
+        Outcome {
+            status: Status::Exited(code),
+            stdout: String::new(),
+            stderr: stderr.into(),
+            duration: Duration::ZERO,
+        }
+    }
+
+    fn traceback(header: &str) -> String {
+        format!(
+            "Traceback (most recent call last):\n  File \"repro.py\", line 1, in <module>\n    f()\n{header}\n"
+        )
+    }
+
+    #[test]
+    fn every_documented_sig_form_parses() {
+        for (text, shown) in [
+            (
+                "RuntimeError: expected scalar type",
+                "RuntimeError: expected scalar type",
+            ),
+            ("RuntimeError", "RuntimeError"),
+            (
+                "torch._dynamo.exc.Unsupported: Data-dependent",
+                "torch._dynamo.exc.Unsupported: Data-dependent",
+            ),
+            ("signal:SIGSEGV", "signal:SIGSEGV"),
+            ("signal:SIGABRT", "signal:SIGABRT"),
+            ("exit:3", "exit:3"),
+        ] {
+            assert_eq!(Signature::parse(text).unwrap().to_string(), shown);
+        }
+    }
+
+    #[test]
+    fn malformed_sigs_are_refused() {
+        for text in [
+            "",
+            ": message",
+            "not a class: x",
+            "signal:SIGNOPE",
+            "exit:abc",
+            "exit:0",
+            "exit:300",
+            "1Error",
+        ] {
+            assert!(Signature::parse(text).is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_plain_class_matches_the_last_part_of_a_dotted_one() {
+        let sig = Signature::parse("Unsupported: Data-dependent").unwrap();
+        let out = exited(
+            1,
+            &traceback("torch._dynamo.exc.Unsupported: Data-dependent branching"),
+        );
+        assert_eq!(sig.judge(&out), Verdict::Same);
+        let dotted = Signature::parse("other.Unsupported").unwrap();
+        assert_eq!(dotted.judge(&out), Verdict::Other);
+    }
+
+    #[test]
+    fn same_class_other_message_is_a_near_miss() {
+        let sig = Signature::parse("KeyError: 'calibration'").unwrap();
+        let out = exited(1, &traceback("KeyError: 'gain'"));
+        assert_eq!(
+            sig.judge(&out),
+            Verdict::NearMiss("KeyError: 'gain'".into())
+        );
+    }
+
+    #[test]
+    fn a_traceback_printed_by_a_script_that_then_succeeds_is_not_a_failure() {
+        let sig = Signature::parse("ValueError").unwrap();
+        assert_eq!(
+            sig.judge(&exited(0, &traceback("ValueError: x"))),
+            Verdict::Other
+        );
+    }
+
+    #[test]
+    fn signals_and_exit_statuses_match_exactly() {
+        let segv = Outcome {
+            status: Status::Signaled(libc::SIGSEGV),
+            ..exited(0, "")
+        };
+        assert_eq!(
+            Signature::parse("signal:SIGSEGV").unwrap().judge(&segv),
+            Verdict::Same
+        );
+        assert_eq!(
+            Signature::parse("signal:SIGABRT").unwrap().judge(&segv),
+            Verdict::Other
+        );
+        assert_eq!(
+            Signature::parse("exit:3").unwrap().judge(&exited(3, "")),
+            Verdict::Same
+        );
+        assert_eq!(
+            Signature::parse("exit:3").unwrap().judge(&exited(4, "")),
+            Verdict::Other
+        );
+    }
+
+    #[test]
+    fn derived_signatures_leave_out_numbers_paths_and_addresses() {
+        let msg = "index 5 is out of bounds for dimension 0 with size 3";
+        assert_eq!(
+            stable_part(msg).as_deref(),
+            Some("is out of bounds for dimension")
+        );
+        let msg = "cannot open /tmp/abc/data.bin: permission denied";
+        assert_eq!(stable_part(msg).as_deref(), Some("permission denied"));
+        assert_eq!(
+            stable_part("'calibration'").as_deref(),
+            Some("'calibration'")
+        );
+        assert_eq!(stable_part("42"), None);
+        let out = exited(
+            1,
+            &traceback("RuntimeError: expected scalar type Float but found Double"),
+        );
+        assert_eq!(
+            Signature::derive(&out).unwrap().to_string(),
+            "RuntimeError: expected scalar type Float but found Double"
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! Run one script as a child process in its own process group, with a timeout.
+//!
+//! This layer knows nothing about Python exceptions: it reports how the child ended.
+//! The whole group (grandchildren included) is killed on timeout, on interruption, after
+//! the child exits (stragglers) and if the runner itself unwinds.
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
+use serde::{Deserialize, Serialize};
+
+/// Set by the Ctrl-C handler; every poll loop watches it.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+const POLL: Duration = Duration::from_millis(20);
+/// How much of each output stream an outcome keeps (the end, where the exception is).
+const KEEP_BYTES: u64 = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Status {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub status: Status,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
+}
+
+/// What a script run needs besides its text.
+#[derive(Debug, Clone)]
+pub struct RunSpec<'a> {
+    pub python: &'a Path,
+    pub timeout: Duration,
+    /// Extra environment, on top of the inherited one.
+    pub env: &'a [(String, String)],
+}
+
+/// The run was stopped by Ctrl-C.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// Runs `text` as `PY repro.py` in a fresh temporary working directory, stdin closed,
+/// `PYTHONHASHSEED=0`. Errors are failures to run at all; an interruption is an error of
+/// type [`Interrupted`].
+pub fn run_script(text: &str, spec: &RunSpec) -> Result<Outcome> {
+    let dir = tempfile::Builder::new()
+        .prefix("scrub-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let work = dir.path().join("work");
+    fs::create_dir(&work)?;
+    let script = work.join("repro.py");
+    fs::write(&script, text)?;
+    let mut out = fs::File::options()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(dir.path().join("stdout"))?;
+    let mut err = fs::File::options()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(dir.path().join("stderr"))?;
+
+    let mut command = StdCommandWrap::with_new(spec.python, |c| {
+        c.arg("repro.py")
+            .current_dir(&work)
+            .env("PYTHONHASHSEED", "0")
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("clone stdout file"))
+            .stderr(err.try_clone().expect("clone stderr file"));
+    });
+    command.wrap(ProcessGroup::leader());
+    let start = Instant::now();
+    let child = command
+        .spawn()
+        .with_context(|| format!("cannot run {}", spec.python.display()))?;
+    let mut group = Group(child);
+    let status = loop {
+        if let Some(status) = group.0.inner_mut().try_wait()? {
+            break if let Some(sig) = status.signal() {
+                Status::Signaled(sig)
+            } else {
+                Status::Exited(status.code().unwrap_or(-1))
+            };
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            group.kill();
+            return Err(Interrupted.into());
+        }
+        if start.elapsed() >= spec.timeout {
+            group.kill();
+            break Status::TimedOut;
+        }
+        std::thread::sleep(POLL);
+    };
+    let duration = start.elapsed();
+    drop(group);
+    Ok(Outcome {
+        status,
+        stdout: tail(&mut out)?,
+        stderr: tail(&mut err)?,
+        duration,
+    })
+}
+
+/// The child's process group; killed whenever this is dropped, so that no straggler
+/// (a grandchild that outlived the child, or everything when the runner unwinds) remains.
+struct Group(Box<dyn StdChildWrapper>);
+
+impl Group {
+    fn kill(&mut self) {
+        let _ = self.0.start_kill();
+        let _ = self.0.inner_mut().wait();
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = self.0.start_kill();
+        let _ = self.0.inner_mut().try_wait();
+    }
+}
+
+/// The last `KEEP_BYTES` of a file, as text.
+fn tail(file: &mut fs::File) -> Result<String> {
+    let len = file.seek(SeekFrom::End(0))?;
+    file.seek(SeekFrom::Start(len.saturating_sub(KEEP_BYTES)))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The conventional name of a signal number (`SIGSEGV`), or `SIG<n>`.
+pub fn signal_name(sig: i32) -> String {
+    SIGNALS
+        .iter()
+        .find(|(n, _)| *n == sig)
+        .map_or_else(|| format!("SIG{sig}"), |(_, name)| name.to_string())
+}
+
+/// A signal number from its name, with or without the `SIG` prefix.
+pub fn signal_number(name: &str) -> Option<i32> {
+    let name = name.trim().to_ascii_uppercase();
+    let name = if name.starts_with("SIG") {
+        name
+    } else {
+        format!("SIG{name}")
+    };
+    SIGNALS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(sig, _)| *sig)
+}
+
+const SIGNALS: &[(i32, &str)] = &[
+    (libc::SIGHUP, "SIGHUP"),
+    (libc::SIGINT, "SIGINT"),
+    (libc::SIGQUIT, "SIGQUIT"),
+    (libc::SIGILL, "SIGILL"),
+    (libc::SIGTRAP, "SIGTRAP"),
+    (libc::SIGABRT, "SIGABRT"),
+    (libc::SIGBUS, "SIGBUS"),
+    (libc::SIGFPE, "SIGFPE"),
+    (libc::SIGKILL, "SIGKILL"),
+    (libc::SIGUSR1, "SIGUSR1"),
+    (libc::SIGSEGV, "SIGSEGV"),
+    (libc::SIGUSR2, "SIGUSR2"),
+    (libc::SIGPIPE, "SIGPIPE"),
+    (libc::SIGALRM, "SIGALRM"),
+    (libc::SIGTERM, "SIGTERM"),
+    (libc::SIGXCPU, "SIGXCPU"),
+    (libc::SIGSYS, "SIGSYS"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signal_names_round_trip() {
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_number("SIGABRT"), Some(libc::SIGABRT));
+        assert_eq!(signal_number("segv"), Some(libc::SIGSEGV));
+        assert_eq!(signal_number("SIGNOPE"), None);
+    }
+}

@@ -1,0 +1,506 @@
+//! `scrub reduce`: check the input and the original failure, reduce, verify, write.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use scrub_reducers::{Oracle, PASSES, Progress, StopReason, count_lines, python};
+use serde_json::json;
+
+use crate::cache::{self, Cache};
+use crate::cli::ReduceArgs;
+use crate::console::Console;
+use crate::interpreter::Interpreter;
+use crate::oracle::{Signature, Verdict, describe};
+use crate::process::{self, Outcome};
+use crate::rundir::RunDir;
+use crate::workers::{Workers, detect_gpus};
+
+/// Repros are scripts; anything bigger is not one.
+const MAX_BYTES: u64 = 1024 * 1024;
+const ORIGINAL_TIMEOUT: Duration = Duration::from_secs(120);
+const MIN_TIMEOUT: Duration = Duration::from_secs(3);
+/// A true repro may be missed by a flaky run at most this often.
+const MISS_RATE: f64 = 0.05;
+const MAX_ATTEMPTS: usize = 20;
+
+pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
+    let file = &args.file;
+    let text = read_script(file)?;
+    let given_sig = match &args.sig {
+        Some(s) => Some(Signature::parse(s).map_err(|e| anyhow!("invalid --sig {s:?}: {e}"))?),
+        None => None,
+    };
+    if args.jobs == Some(0) {
+        bail!("--jobs must be at least 1");
+    }
+    if args.timeout.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let interp = Interpreter::probe(&args.python)?;
+    if let Some((line, msg)) = python::syntax_error(&text, interp.parser_version) {
+        bail!(
+            "{} has a syntax error at line {line} (Python {}): {msg}",
+            file.display(),
+            interp.version
+        );
+    }
+    let output = output_path(args)?;
+    let console = Console::new(args.quiet);
+    let gpus = detect_gpus(args.gpus.as_deref());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = args
+        .jobs
+        .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() });
+    let user_timeout = args.timeout.map(Duration::from_secs_f64);
+    let mut workers = Workers {
+        python: interp.path.clone(),
+        timeout: user_timeout.unwrap_or(ORIGINAL_TIMEOUT),
+        jobs,
+        gpus,
+    };
+
+    // The original must fail the same way, and an empty script must not.
+    let Some(base) = baseline(&text, given_sig, &workers, &console)? else {
+        return Ok(ExitCode::from(1));
+    };
+    let sig = base.signature;
+    workers.timeout = user_timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
+    let empty = run_one("", &workers)?;
+    if sig.judge(&empty) == Verdict::Same {
+        bail!("the signature {sig} also matches an empty script; give a more specific --sig");
+    }
+
+    let run_dir = RunDir::create(
+        &args
+            .run_dir
+            .clone()
+            .unwrap_or_else(|| beside(&output, "scrub.out")),
+    )?;
+    run_dir.log(format!(
+        "input: {}\nsignature: {sig}\ninterpreter: {}",
+        file.display(),
+        interp.identity()
+    ));
+    run_dir.log(format!(
+        "attempts per candidate: {} (original reproduced {})",
+        base.attempts, base.ratio
+    ));
+    run_dir.log(format!(
+        "timeout per candidate: {:.1} s, jobs: {jobs}",
+        workers.timeout.as_secs_f64()
+    ));
+    let cache_dir = if args.no_cache {
+        None
+    } else {
+        args.cache_dir.clone().or_else(cache::default_dir)
+    };
+    let cache = Cache::new(
+        cache_dir,
+        &[
+            &sig.to_string(),
+            &interp.identity(),
+            &env_knobs(),
+            &format!("attempts={}", base.attempts),
+        ],
+    );
+    let mut oracle = ProcessOracle {
+        workers: &workers,
+        cache: &cache,
+        sig: &sig,
+        attempts: base.attempts,
+        run_dir: &run_dir,
+        console: &console,
+        calls: 0,
+        hits: 0,
+        history: vec![text.clone()],
+        pass: String::new(),
+    };
+    let options = scrub_reducers::Options {
+        version: interp.parser_version,
+        target_lines: (!args.exhaustive).then_some(args.target_lines),
+        ..Default::default()
+    };
+    let reduction = scrub_reducers::reduce(&text, PASSES, &mut oracle, &options)?;
+
+    if reduction.stop == StopReason::Interrupted {
+        console.finish();
+        let partial = with_suffix(&output, ".partial.py");
+        fs::write(&partial, &reduction.text)
+            .with_context(|| format!("cannot write {}", partial.display()))?;
+        eprintln!(
+            "scrub: interrupted; the best script so far ({} lines, not re-verified) is in {}",
+            count_lines(&reduction.text),
+            partial.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+
+    // The result is judged once more by a fresh process; if it does not hold, the last
+    // accepted script that does is kept.
+    let mut verified = None;
+    for (n, candidate) in oracle.history.iter().rev().enumerate() {
+        if verify(candidate, &sig, base.attempts, &workers)? {
+            verified = Some(candidate.clone());
+            break;
+        }
+        console.warn(format!(
+            "result {n} back did not reproduce in a fresh run; trying the one before it"
+        ));
+    }
+    let Some(result) = verified else {
+        bail!("not even the original reproduces any more: the failure is not stable");
+    };
+    console.finish();
+    fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
+    let diff = similar::TextDiff::from_lines(&text, &result)
+        .unified_diff()
+        .header(&file.display().to_string(), &output.display().to_string())
+        .to_string();
+    run_dir.write("result.diff", &diff)?;
+
+    let wall = console.elapsed().as_secs_f64();
+    let stop = if result == text {
+        "already_minimal"
+    } else {
+        reduction.stop.as_str()
+    };
+    run_dir.log(format!(
+        "stop: {stop}; runs: {}; cache hits: {}; {wall:.1} s",
+        oracle.calls, oracle.hits
+    ));
+    console.say(format!(
+        "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
+        file.display(),
+        count_lines(&text),
+        count_lines(&result),
+        text.len(),
+        result.len(),
+        oracle.calls,
+        oracle.hits,
+        output.display()
+    ));
+    if args.json {
+        let passes: Vec<_> = reduction
+            .passes
+            .iter()
+            .map(|p| json!({"name": p.name, "candidates": p.candidates, "accepted": p.accepted, "bytes_removed": p.bytes_removed}))
+            .collect();
+        let summary = json!({
+            "input": file,
+            "output": output,
+            "run_dir": run_dir.path(),
+            "signature": sig.to_string(),
+            "original_lines": count_lines(&text),
+            "original_bytes": text.len(),
+            "final_lines": count_lines(&result),
+            "final_bytes": result.len(),
+            "oracle_calls": oracle.calls,
+            "cache_hits": oracle.hits,
+            "wall_seconds": (wall * 1000.0).round() / 1000.0,
+            "stop_reason": stop,
+            "rounds": reduction.rounds,
+            "attempts_per_candidate": base.attempts,
+            "reproduce_ratio": base.ratio,
+            "passes": passes,
+        });
+        println!("{summary}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the input, refusing what cannot be a Python script.
+fn read_script(path: &Path) -> Result<String> {
+    let meta = fs::metadata(path)
+        .map_err(|e| anyhow!("cannot read {}: {}", path.display(), io_reason(&e)))?;
+    if meta.is_dir() {
+        bail!("{} is a directory, not a Python script", path.display());
+    }
+    if meta.len() > MAX_BYTES {
+        bail!(
+            "{} is {:.1} MB; scrub takes scripts up to 1 MB",
+            path.display(),
+            meta.len() as f64 / 1e6
+        );
+    }
+    let bytes =
+        fs::read(path).map_err(|e| anyhow!("cannot read {}: {}", path.display(), io_reason(&e)))?;
+    if bytes.contains(&0) {
+        bail!("{} is a binary file, not a Python script", path.display());
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow!(
+            "{} is not UTF-8 (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    if text.trim().is_empty() {
+        bail!("{} is empty", path.display());
+    }
+    Ok(text)
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// `-o`, or FILE with `.py` replaced by `.min.py`; never the input itself.
+fn output_path(args: &ReduceArgs) -> Result<PathBuf> {
+    let output = match &args.output {
+        Some(o) => o.clone(),
+        None => with_suffix(&args.file, ".min.py"),
+    };
+    let same = match (fs::canonicalize(&args.file), fs::canonicalize(&output)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        bail!(
+            "the output {} is the input; scrub never writes its input, choose another -o",
+            output.display()
+        );
+    }
+    Ok(output)
+}
+
+/// `dir/repro.py` → `dir/repro<suffix>`.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".min.py")
+        .or_else(|| name.strip_suffix(".py"))
+        .unwrap_or(&name);
+    path.with_file_name(format!("{stem}{suffix}"))
+}
+
+fn beside(path: &Path, name: &str) -> PathBuf {
+    path.parent()
+        .map_or_else(|| PathBuf::from(name), |p| p.join(name))
+}
+
+/// Environment variables that change how a script behaves, for the cache key.
+fn env_knobs() -> String {
+    let mut knobs: Vec<String> = std::env::vars()
+        .filter(|(k, _)| {
+            ["PYTHON", "TORCH", "CUDA", "OMP_", "MKL_", "LD_"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    knobs.sort();
+    knobs.join("\n")
+}
+
+struct Baseline {
+    signature: Signature,
+    duration: Duration,
+    /// Runs a candidate gets before it counts as not failing.
+    attempts: usize,
+    ratio: String,
+}
+
+/// Runs the original twice (and five more times when the two disagree). `None` when it does
+/// not fail the expected way: the reason has been printed.
+fn baseline(
+    text: &str,
+    given: Option<Signature>,
+    workers: &Workers,
+    console: &Console,
+) -> Result<Option<Baseline>> {
+    let runs = run_many(text, 2, workers)?;
+    let sig = match given {
+        Some(sig) => sig,
+        None => match Signature::derive(&runs[0]) {
+            Some(sig) => {
+                console.say(format!(
+                    "signature: {sig} (derived from the original run; pass --sig to choose)"
+                ));
+                sig
+            }
+            None => {
+                eprintln!("scrub: the original does not fail: {}", describe(&runs[0]));
+                return Ok(None);
+            }
+        },
+    };
+    let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
+    let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
+    let (attempts, ratio) = match runs.iter().filter(|o| same(o)).count() {
+        2 => (1, "2/2".to_string()),
+        0 => {
+            let near = match sig.judge(&runs[0]) {
+                Verdict::NearMiss(_) => " (same class, other message)",
+                _ => "",
+            };
+            eprintln!(
+                "scrub: the original does not fail with {sig}: {}{near}",
+                describe(&runs[0])
+            );
+            return Ok(None);
+        }
+        _ => {
+            let more = run_many(text, 5, workers)?;
+            let hits = more.iter().filter(|o| same(o)).count();
+            if hits == 0 {
+                eprintln!(
+                    "scrub: the original failed with {sig} once in 7 runs: too rare to reduce"
+                );
+                return Ok(None);
+            }
+            let p = hits as f64 / 5.0;
+            let attempts = if hits == 5 {
+                1
+            } else {
+                ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(1, MAX_ATTEMPTS)
+            };
+            console.say(format!(
+                "the original is flaky: it failed {hits}/5 times; each candidate gets up to {attempts} runs"
+            ));
+            (attempts, format!("{hits}/5"))
+        }
+    };
+    Ok(Some(Baseline {
+        signature: sig,
+        duration,
+        attempts,
+        ratio,
+    }))
+}
+
+fn run_many(text: &str, n: usize, workers: &Workers) -> Result<Vec<Outcome>> {
+    let texts = vec![text; n];
+    workers
+        .run_all(&texts)
+        .into_iter()
+        .collect::<Result<Vec<_>>>()
+        .map_err(interrupted_or)
+}
+
+fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
+    Ok(run_many(text, 1, workers)?.remove(0))
+}
+
+fn interrupted_or(e: anyhow::Error) -> anyhow::Error {
+    if e.is::<process::Interrupted>() {
+        anyhow!("interrupted before reducing; nothing was written")
+    } else {
+        e
+    }
+}
+
+/// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.
+fn verify(text: &str, sig: &Signature, attempts: usize, workers: &Workers) -> Result<bool> {
+    for _ in 0..attempts {
+        if sig.judge(&run_one(text, workers)?) == Verdict::Same {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The reduction loop's oracle: cache first, then worker processes.
+struct ProcessOracle<'a> {
+    workers: &'a Workers,
+    cache: &'a Cache,
+    sig: &'a Signature,
+    attempts: usize,
+    run_dir: &'a RunDir,
+    console: &'a Console,
+    calls: usize,
+    hits: usize,
+    /// Every script the loop accepted, the original first.
+    history: Vec<String>,
+    pass: String,
+}
+
+impl Oracle for ProcessOracle<'_> {
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, scrub_reducers::Interrupted> {
+        let keys: Vec<_> = texts.iter().map(|t| self.cache.key(t)).collect();
+        let mut verdicts = vec![false; texts.len()];
+        let mut pending = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            match self.cache.get(key) {
+                Some(outcome) => {
+                    self.hits += 1;
+                    verdicts[i] = self.sig.judge(&outcome) == Verdict::Same;
+                }
+                None => pending.push(i),
+            }
+        }
+        // A flaky repro gets several tries; a candidate stops at its first failure.
+        let mut last: Vec<Option<Outcome>> = vec![None; texts.len()];
+        for _ in 0..self.attempts {
+            if pending.is_empty() {
+                break;
+            }
+            let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
+            let results = self.workers.run_all(&batch);
+            self.calls += batch.len();
+            let mut still = Vec::new();
+            for (&i, result) in pending.iter().zip(results) {
+                let outcome = match result {
+                    Ok(o) => o,
+                    Err(e) if e.is::<process::Interrupted>() => {
+                        return Err(scrub_reducers::Interrupted);
+                    }
+                    Err(e) => {
+                        self.run_dir
+                            .log(format!("could not run a candidate: {e:#}"));
+                        continue;
+                    }
+                };
+                let verdict = self.sig.judge(&outcome);
+                let label = match &verdict {
+                    Verdict::Same => "same failure".to_string(),
+                    Verdict::NearMiss(header) => {
+                        self.run_dir.log(format!("near miss: {header}"));
+                        format!("near miss: {header}")
+                    }
+                    Verdict::Other => describe(&outcome),
+                };
+                self.run_dir.record(&texts[i], &outcome, &label);
+                if verdict == Verdict::Same {
+                    verdicts[i] = true;
+                    self.cache.put(&keys[i], &outcome);
+                } else {
+                    last[i] = Some(outcome);
+                    still.push(i);
+                }
+            }
+            pending = still;
+        }
+        for i in pending {
+            if let Some(outcome) = &last[i] {
+                self.cache.put(&keys[i], outcome);
+            }
+        }
+        Ok(verdicts)
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        if self.history.last().is_some_and(|h| h != p.text) {
+            self.run_dir.log(format!(
+                "accepted ({}): {} lines, {} bytes",
+                p.pass, p.lines, p.bytes
+            ));
+            self.history.push(p.text.to_string());
+        }
+        if self.pass != p.pass {
+            self.run_dir.log(format!("round {}: {}", p.round, p.pass));
+            self.pass = p.pass.to_string();
+        }
+        self.console
+            .status(p.pass, p.lines, p.bytes, self.calls, self.hits);
+    }
+}

@@ -1,0 +1,187 @@
+//! Every bad input gets a one-line error and exit 2 (1 for an original that does not fail),
+//! and nothing is written.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+/// Runs `scrub reduce` on `repro.py` holding `bytes` with `args`; returns (exit code, stderr).
+/// Asserts that the directory holds nothing new afterwards and the input is unchanged.
+fn reduce_in_place(bytes: &[u8], args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repro.py");
+    std::fs::write(&path, bytes).unwrap();
+    let out = run_with_limit(
+        scrub()
+            .arg("reduce")
+            .arg(&path)
+            .args(args)
+            .arg("--no-cache"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        listing(dir.path()),
+        vec!["repro.py"],
+        "nothing may be written next to the input"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the input must not change"
+    );
+    let err = stderr(&out);
+    (out.status.code().unwrap(), err)
+}
+
+fn assert_one_line(err: &str, needle: &str) {
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected, got: {err}"
+    );
+    assert!(err.starts_with("scrub: "), "{err}");
+    assert!(err.contains(needle), "{needle:?} not in {err:?}");
+}
+
+#[test]
+fn a_missing_file_is_refused() {
+    let out = run_with_limit(
+        scrub().args(["reduce", "/nonexistent/repro.py"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line(&stderr(&out), "no such file");
+}
+
+#[test]
+fn a_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_with_limit(
+        scrub().arg("reduce").arg(dir.path()),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line(&stderr(&out), "is a directory");
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn a_binary_file_is_refused() {
+    let (code, err) = reduce_in_place(b"\x7fELF\x00\x01\x02", &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "binary");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused() {
+    let (code, err) = reduce_in_place(b"x = '\xff\xfe'\nraise ValueError(x)\n", &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "not UTF-8");
+}
+
+#[test]
+fn an_empty_file_is_refused() {
+    let (code, err) = reduce_in_place(b"\n\n", &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "is empty");
+}
+
+#[test]
+fn a_syntax_error_is_refused_with_its_line() {
+    let (code, err) = reduce_in_place(b"import os\n\ndef f(:\n    pass\n", &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "syntax error at line 3");
+}
+
+#[test]
+fn a_ten_megabyte_file_is_refused() {
+    let big = "x = 1\n".repeat(10 * 1024 * 1024 / 6);
+    let (code, err) = reduce_in_place(big.as_bytes(), &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "MB");
+}
+
+#[test]
+fn a_malformed_signature_is_refused() {
+    for sig in [
+        "",
+        ": only a message",
+        "two words: x",
+        "signal:SIGNOPE",
+        "exit:x",
+    ] {
+        let (code, err) = reduce_in_place(b"raise ValueError('x')\n", &["--sig", sig]);
+        assert_eq!(code, 2, "{sig:?}");
+        assert_one_line(&err, "invalid --sig");
+    }
+}
+
+#[test]
+fn a_missing_interpreter_is_refused() {
+    let (code, err) = reduce_in_place(
+        b"raise ValueError('x')\n",
+        &["--python", "/nonexistent/python3"],
+    );
+    assert_eq!(code, 2);
+    assert_one_line(&err, "not found");
+}
+
+#[test]
+fn a_repro_that_passes_exits_1_and_says_so() {
+    let (code, err) = reduce_in_place(b"print('all good')\n", &[]);
+    assert_eq!(code, 1);
+    assert_one_line(&err, "ran to completion");
+}
+
+#[test]
+fn a_repro_failing_another_way_exits_1_with_the_header_it_raised() {
+    let (code, err) = reduce_in_place(
+        b"raise KeyError('gain')\n",
+        &["--sig", "KeyError: 'calibration'"],
+    );
+    assert_eq!(code, 1);
+    assert_one_line(&err, "KeyError: 'gain'");
+}
+
+#[test]
+fn a_repro_that_hangs_exits_1_after_the_timeout() {
+    let (code, err) = reduce_in_place(b"import time\ntime.sleep(600)\n", &["--timeout", "1"]);
+    assert_eq!(code, 1);
+    assert_one_line(&err, "timed out");
+}
+
+#[test]
+fn a_signature_that_an_empty_script_matches_is_refused() {
+    // An interpreter wrapper that exits 3 after every script: `exit:3` matches the empty
+    // script too, so it cannot tell candidates apart.
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("python");
+    let script = format!(
+        "#!/bin/sh\n{} \"$@\"\n[ \"$1\" = repro.py ] && exit 3\nexit 0\n",
+        python()
+    );
+    std::fs::write(&wrapper, script).unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    let (code, err) = reduce_in_place(
+        b"print('x')\n",
+        &["--sig", "exit:3", "--python", wrapper.to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert_one_line(&err, "also matches an empty script");
+}
+
+#[test]
+fn the_output_may_not_be_the_input() {
+    let (dir, path) = temp_script("raise ValueError('x')\n");
+    let out = run_with_limit(
+        scrub().arg("reduce").arg(&path).arg("-o").arg(&path),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line(&stderr(&out), "is the input");
+    assert_eq!(listing(dir.path()), vec!["repro.py"]);
+}
