@@ -157,7 +157,7 @@ class Signature:
 
     def match_header(self, header, rest):
         """header: the traceback header line; rest: header + everything after."""
-        cls = header.split(":", 1)[0].strip()
+        cls = header_class(header)
         if cls != self.cls:
             return False
         return self.substring is None or self.substring in rest
@@ -172,6 +172,22 @@ class Signature:
             return False
         header = "%s: %s" % (cls_name, message) if message else cls_name
         return self.substring is None or self.substring in header
+
+
+MAIN_PREFIX = "__main__."
+
+
+def header_class(header):
+    """The exception class named by a traceback header line.
+
+    Python <= 3.10 prints classes defined in the script as
+    `__main__.ManifestError`; 3.11+ print `ManifestError`.  Signatures use the
+    unqualified form, so the prefix is dropped here.
+    """
+    cls = header.split(":", 1)[0].strip()
+    if cls.startswith(MAIN_PREFIX):
+        cls = cls[len(MAIN_PREFIX):]
+    return cls
 
 
 def final_header(stderr):
@@ -345,6 +361,9 @@ def check_script(name, source, sig, flaky=False, quiet=False):
         ok = outcome_matches(sig, rc, err)
         matched += ok
         outcomes.append(describe(rc, err))
+        header, _ = final_header(err)
+        if header and header.startswith(MAIN_PREFIX) and "__main__ prefix" not in notes:
+            notes.append("__main__ prefix")
         if not ok and not (flaky and rc == 0):
             problems.append("outcome %s does not match %r" % (describe(rc, err), sig.text))
             if not quiet:

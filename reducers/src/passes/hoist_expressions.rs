@@ -3,7 +3,8 @@
 //! ## What it removes
 //! The operator, call or container around a sub-expression: `f(g(x))` → `g(x)`,
 //! `a.b.c` → `a.b`, `x + y` → `x`, `[x, y]` → `x`, `s if c else t` → `s`. A sub-expression that
-//! is not atomic is wrapped in parentheses so that it binds as the whole did.
+//! is not atomic is wrapped in parentheses so that it binds as the whole did, and so is a number
+//! before `.name`.
 //!
 //! ## Example
 //! ```python
@@ -14,8 +15,9 @@
 //! ## When it cannot apply
 //! Names and literals have no sub-expressions; starred and slice sub-expressions are
 //! skipped, an assignment or `del` target is only replaced by a sub-expression that can be a
-//! target, and of a comprehension or a lambda only the parts that do not use the names they
-//! bind are hoisted: the first iterable, the parameters' defaults.
+//! target, and of a comprehension, a lambda or a walrus only the parts that do not use the
+//! names they bind are hoisted: the first iterable, the parameters' defaults, the value. A
+//! literal is not hoisted where it would be called or subscripted.
 
 use super::{dedup, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
@@ -43,11 +45,23 @@ impl Pass for HoistExpressions {
                 if is_target(expr) && !can_be_target(child) {
                     continue;
                 }
+                // The name a walrus binds is unbound without it.
+                if is_target(child) && !is_target(expr) {
+                    continue;
+                }
                 let inner = script.slice(child);
                 if inner.len() >= outer.len() {
                     continue;
                 }
-                let replacement = if is_atomic(child) {
+                // A literal that would be called or subscripted fails at once, whatever the
+                // failure being reduced is.
+                if is_literal(child) && text[outer.end..].starts_with(['(', '[']) {
+                    continue;
+                }
+                // `1.real` reads as the number `1.` and a name.
+                let before_dot =
+                    matches!(child, Expr::NumberLiteral(_)) && text[outer.end..].starts_with('.');
+                let replacement = if is_atomic(child) && !before_dot {
                     inner.to_string()
                 } else {
                     format!("({inner})")
@@ -128,6 +142,20 @@ fn can_be_target(expr: &Expr) -> bool {
     )
 }
 
+/// Whether `expr` is a literal.
+fn is_literal(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::NumberLiteral(_)
+            | Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_)
+            | Expr::FString(_)
+    )
+}
+
 /// Whether `expr` can stand anywhere an expression can without parentheses.
 fn is_atomic(expr: &Expr) -> bool {
     match expr {
@@ -185,12 +213,29 @@ mod tests {
     #[test]
     fn names_bound_inside_a_comprehension_or_lambda_are_not_hoisted_out() {
         let texts = results("s = sum(f(w) for w in ws)\ng = lambda n, k=3: n * k\n");
+        assert!(!results("x = (y := f())\n").contains(&"x = (y)\n".to_string()));
         assert!(texts.contains(&"s = sum(ws)\ng = lambda n, k=3: n * k\n".to_string()));
         assert!(texts.contains(&"s = sum(f(w) for w in ws)\ng = 3\n".to_string()));
         assert!(
             !texts
                 .iter()
                 .any(|t| t.contains("= w\n") || t.contains("(n * k)"))
+        );
+    }
+
+    #[test]
+    fn a_number_before_an_attribute_is_parenthesized() {
+        assert!(results("x = f(1).real\n").contains(&"x = (1).real\n".to_string()));
+    }
+
+    #[test]
+    fn a_literal_is_not_left_to_be_called_or_subscripted() {
+        let texts = results("x = \", \".join(names)\ny = f(1)[0]\n");
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("\", \"(") || t.contains("1[")),
+            "{texts:?}"
         );
     }
 

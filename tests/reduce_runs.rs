@@ -1,0 +1,219 @@
+//! `scrub reduce` end to end on small real scripts: cache, determinism, JSON, Ctrl-C.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+const SCRIPT: &str = r#"import json
+import logging
+import os
+
+logging.basicConfig(level=logging.WARNING)
+log = logging.getLogger("demo")
+
+DEFAULTS = {"retries": 3, "gain": 1.5}
+
+
+def load_settings(path=None):
+    settings = dict(DEFAULTS)
+    if path and os.path.exists(path):
+        with open(path) as fh:
+            settings.update(json.load(fh))
+    return settings
+
+
+def apply(settings):
+    try:
+        settings["retries"] += 1
+    except KeyError:
+        log.warning("no retries")
+    return settings["calibration"]
+
+
+def main():
+    settings = load_settings()
+    for key in sorted(settings):
+        log.info("%s=%s", key, settings[key])
+    print(apply(settings))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+fn reduce(path: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    run_with_limit(
+        scrub()
+            .arg("reduce")
+            .arg(path)
+            .args(["--json", "--quiet", "--exhaustive"])
+            .args(extra),
+        Duration::from_secs(300),
+    )
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn a_second_identical_run_is_answered_from_the_cache() {
+    let (dir, path) = temp_script(SCRIPT);
+    let cache = dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let first = json(&reduce(
+        &path,
+        &["--cache-dir", cache, "--sig", "KeyError: 'calibration'"],
+    ));
+    assert!(first["oracle_calls"].as_u64().unwrap() > 0);
+    let second = json(&reduce(
+        &path,
+        &["--cache-dir", cache, "--sig", "KeyError: 'calibration'"],
+    ));
+    assert_eq!(second["oracle_calls"], 0, "{second}");
+    assert_eq!(second["final_bytes"], first["final_bytes"]);
+    assert!(second["cache_hits"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn the_result_is_the_same_for_any_number_of_jobs() {
+    let (dir, path) = temp_script(SCRIPT);
+    let one = dir.path().join("one.py");
+    let two = dir.path().join("two.py");
+    json(&reduce(
+        &path,
+        &["--no-cache", "--jobs", "1", "-o", one.to_str().unwrap()],
+    ));
+    json(&reduce(
+        &path,
+        &["--no-cache", "--jobs", "2", "-o", two.to_str().unwrap()],
+    ));
+    let (one, two) = (
+        std::fs::read_to_string(one).unwrap(),
+        std::fs::read_to_string(two).unwrap(),
+    );
+    assert_eq!(one, two);
+}
+
+#[test]
+fn the_signature_is_derived_printed_and_the_result_written_beside_the_input() {
+    let (dir, path) = temp_script(SCRIPT);
+    let out = run_with_limit(
+        scrub()
+            .arg("reduce")
+            .arg(&path)
+            .args(["--no-cache", "--exhaustive"]),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("signature: KeyError: 'calibration'"),
+        "{}",
+        stderr(&out)
+    );
+    let result = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
+    assert!(scrub_reducers::count_lines(&result) <= 8, "{result}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        SCRIPT,
+        "the input is never written"
+    );
+    assert!(dir.path().join("scrub.out/result.diff").exists());
+    assert!(dir.path().join("scrub.out/run.log").exists());
+    // The result fails the same way on its own.
+    let run = std::process::Command::new(python())
+        .arg(dir.path().join("repro.min.py"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&run.stderr).contains("KeyError: 'calibration'"));
+}
+
+#[test]
+fn the_json_summary_has_every_documented_field() {
+    let (_dir, path) = temp_script(SCRIPT);
+    let summary = json(&reduce(&path, &["--no-cache"]));
+    for field in [
+        "original_lines",
+        "original_bytes",
+        "final_lines",
+        "final_bytes",
+        "oracle_calls",
+        "cache_hits",
+        "wall_seconds",
+        "signature",
+        "output",
+        "stop_reason",
+        "passes",
+    ] {
+        assert!(
+            summary.get(field).is_some(),
+            "{field} missing from {summary}"
+        );
+    }
+    let passes = summary["passes"].as_array().unwrap();
+    assert!(
+        passes
+            .iter()
+            .all(|p| p["name"].is_string() && p["candidates"].is_u64() && p["accepted"].is_u64())
+    );
+    assert_eq!(summary["stop_reason"], "fixpoint");
+    assert!(summary["final_lines"].as_u64() < summary["original_lines"].as_u64());
+}
+
+#[test]
+fn ctrl_c_stops_the_workers_and_keeps_the_best_result_so_far() {
+    // Every candidate that still fails sleeps first, so the run is slow enough to interrupt.
+    // Each run leaves its pid in `pids/`, to check afterwards that none is still running.
+    let (dir, path) = temp_script("");
+    let pids = dir.path().join("pids");
+    std::fs::create_dir(&pids).unwrap();
+    let marker = format!(
+        "def apply(settings):\n    open({:?} + '/' + str(__import__('os').getpid()), 'w')\n    __import__('time').sleep(0.5)\n",
+        pids.to_str().unwrap()
+    );
+    std::fs::write(&path, SCRIPT.replace("def apply(settings):\n", &marker)).unwrap();
+    let child = scrub()
+        .arg("reduce")
+        .arg(&path)
+        .args([
+            "--no-cache",
+            "--exhaustive",
+            "--jobs",
+            "2",
+            "--sig",
+            "KeyError",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("repro.partial.py").exists());
+    assert!(
+        !dir.path().join("repro.min.py").exists(),
+        "a partial result is never presented as final"
+    );
+    // No candidate process is left behind.
+    let started = listing(&pids);
+    assert!(
+        !started.is_empty(),
+        "no candidate ran before the interruption"
+    );
+    let running: Vec<&String> = started
+        .iter()
+        .filter(|pid| std::path::Path::new(&format!("/proc/{pid}/cwd")).exists())
+        .collect();
+    assert!(running.is_empty(), "left behind: {running:?}");
+}

@@ -1,0 +1,191 @@
+//! The process layer and the worker pool, on real python3 processes.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use scrub::process::{RunSpec, Status, run_script};
+use scrub::workers::Workers;
+
+fn alive(pid: i32) -> bool {
+    // A zombie has exited; only a process that still runs counts.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_timed_out_candidates_grandchild_is_killed_with_it() {
+    let marker = tempfile::tempdir().unwrap();
+    let pid_file = marker.path().join("pid");
+    let script = format!(
+        "import subprocess, sys, time\n\
+         p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n\
+         open({:?}, 'w').write(str(p.pid))\n\
+         time.sleep(600)\n",
+        pid_file.to_str().unwrap()
+    );
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(2),
+        env: &[],
+    };
+    let outcome = run_script(&script, &spec).unwrap();
+    assert_eq!(outcome.status, Status::TimedOut);
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The kill is sent before run_script returns; give the kernel a moment to deliver it.
+    for _ in 0..50 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("grandchild {pid} survived the timeout");
+}
+
+#[test]
+fn a_grandchild_left_running_after_the_child_exits_is_killed() {
+    let marker = tempfile::tempdir().unwrap();
+    let pid_file = marker.path().join("pid");
+    let script = format!(
+        "import subprocess, sys\n\
+         p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n\
+         open({:?}, 'w').write(str(p.pid))\n\
+         raise SystemExit(4)\n",
+        pid_file.to_str().unwrap()
+    );
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+    };
+    let outcome = run_script(&script, &spec).unwrap();
+    assert_eq!(outcome.status, Status::Exited(4));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    for _ in 0..50 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("grandchild {pid} outlived its parent");
+}
+
+#[test]
+fn signals_exit_statuses_and_stderr_are_reported() {
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+    };
+    let abort = run_script("import os\nos.abort()\n", &spec).unwrap();
+    assert_eq!(abort.status, Status::Signaled(libc::SIGABRT));
+    let raised = run_script("raise KeyError('calibration')\n", &spec).unwrap();
+    assert_eq!(raised.status, Status::Exited(1));
+    assert!(
+        raised.stderr.ends_with("KeyError: 'calibration'\n"),
+        "{}",
+        raised.stderr
+    );
+}
+
+#[test]
+fn every_candidate_runs_in_a_fresh_directory_with_a_fixed_hash_seed_and_no_stdin() {
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+    };
+    let script = "import os, sys\nprint(os.listdir('.'), os.environ['PYTHONHASHSEED'], repr(sys.stdin.read()))\nopen('left.txt', 'w')\n";
+    let a = run_script(script, &spec).unwrap();
+    let b = run_script(script, &spec).unwrap();
+    assert_eq!(a.stdout, "['repro.py'] 0 ''\n");
+    assert_eq!(
+        b.stdout, a.stdout,
+        "the second run must not see the first run's file"
+    );
+}
+
+#[test]
+fn workers_are_pinned_to_gpus_round_robin() {
+    // Each run sleeps so that both workers take part; each reports what it sees.
+    let workers = Workers {
+        python: PathBuf::from(common::python()),
+        timeout: Duration::from_secs(20),
+        jobs: 2,
+        gpus: vec!["3".into(), "5".into()],
+    };
+    let script =
+        "import os, time\ntime.sleep(0.3)\nprint(os.environ.get('CUDA_VISIBLE_DEVICES'))\n";
+    let outcomes = workers.run_all(&[script; 4]);
+    let seen: BTreeSet<String> = outcomes
+        .into_iter()
+        .map(|o| o.unwrap().stdout.trim().to_string())
+        .collect();
+    assert_eq!(seen, BTreeSet::from(["3".to_string(), "5".to_string()]));
+    assert_eq!(
+        workers.env_of(0),
+        vec![("CUDA_VISIBLE_DEVICES".to_string(), "3".to_string())]
+    );
+    assert_eq!(workers.env_of(3)[0].1, "5");
+}
+
+#[test]
+fn without_gpus_the_variable_is_left_alone() {
+    let workers = Workers {
+        python: PathBuf::from(common::python()),
+        timeout: Duration::from_secs(20),
+        jobs: 2,
+        gpus: vec![],
+    };
+    assert!(workers.env_of(0).is_empty());
+    let script = "import os\nprint(os.environ.get('CUDA_VISIBLE_DEVICES', 'unset'))\n";
+    let inherited = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "unset".into());
+    let out = workers.run_all(&[script]).remove(0).unwrap();
+    assert_eq!(out.stdout.trim(), inherited);
+}
+
+#[test]
+fn results_come_back_in_the_order_of_the_texts() {
+    let workers = Workers {
+        python: PathBuf::from(common::python()),
+        timeout: Duration::from_secs(20),
+        jobs: 2,
+        gpus: vec![],
+    };
+    let texts: Vec<String> = (0..6)
+        .map(|i| {
+            format!(
+                "import time\ntime.sleep({})\nprint({i})\n",
+                (6 - i) as f64 * 0.05
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let outs: Vec<String> = workers
+        .run_all(&refs)
+        .into_iter()
+        .map(|o| o.unwrap().stdout.trim().to_string())
+        .collect();
+    assert_eq!(outs, ["0", "1", "2", "3", "4", "5"]);
+}
