@@ -15,6 +15,10 @@ For every ``corpus/<case>/`` folder holding ``repro.py`` and ``case.toml``:
   forked children).  Every recorded exception other than the final one must
   not match the signature.
 
+Header classes: Python <= 3.10 prints script-defined exception classes as
+`__main__.Name`, 3.11+ as `Name`; signatures use `Name`, and the check
+accepts both.
+
 Stdlib only; works on Python 3.9+.
 
 Usage:

@@ -51,7 +51,7 @@ pub struct ReduceArgs {
     #[arg(long)]
     pub gpus: Option<String>,
 
-    /// Seconds a candidate may run [default: 5 × the original's time, at least 3 s]; also the
+    /// Seconds a candidate may run [default: 5 × the original's time, at least 1 s]; also the
     /// limit for the original's own runs [default there: 120 s].
     #[arg(long)]
     pub timeout: Option<f64>,

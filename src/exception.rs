@@ -29,8 +29,13 @@ pub fn final_exception(stderr: &str) -> Option<FinalException> {
             .rposition(|l| header_class(l).is_some_and(looks_like_exception))?,
     };
     let header = lines[header_at];
-    let class = header_class(header)?.to_string();
-    let mut message = header[class.len()..]
+    let printed = header_class(header)?;
+    // Python 3.9 and 3.10 print classes defined in the script as `__main__.Name`.
+    let class = printed
+        .strip_prefix("__main__.")
+        .unwrap_or(printed)
+        .to_string();
+    let mut message = header[printed.len()..]
         .trim_start_matches(':')
         .trim_start()
         .to_string();
@@ -84,6 +89,14 @@ mod tests {
         let e = final_exception(stderr).unwrap();
         assert_eq!(e.class, "torch._dynamo.exc.Unsupported");
         assert!(e.message.contains("TORCHDYNAMO_VERBOSE"));
+    }
+
+    #[test]
+    fn the_main_module_prefix_of_older_pythons_is_dropped() {
+        let stderr = "Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    raise ManifestError('no sha')\n__main__.ManifestError: no sha\n";
+        let e = final_exception(stderr).unwrap();
+        assert_eq!(e.class, "ManifestError");
+        assert_eq!(e.message.trim(), "no sha");
     }
 
     #[test]

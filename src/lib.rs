@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod cli;
 pub mod console;
+pub mod corpus;
 pub mod exception;
 pub mod interpreter;
 pub mod oracle;

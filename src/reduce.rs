@@ -21,7 +21,7 @@ use crate::workers::{Workers, detect_gpus};
 /// Repros are scripts; anything bigger is not one.
 const MAX_BYTES: u64 = 1024 * 1024;
 const ORIGINAL_TIMEOUT: Duration = Duration::from_secs(120);
-const MIN_TIMEOUT: Duration = Duration::from_secs(3);
+const MIN_TIMEOUT: Duration = Duration::from_secs(1);
 /// A true repro may be missed by a flaky run at most this often.
 const MISS_RATE: f64 = 0.05;
 const MAX_ATTEMPTS: usize = 20;

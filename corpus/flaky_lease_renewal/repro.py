@@ -62,7 +62,7 @@ def retry(times: int, exceptions=(TimeoutError,)) -> Callable:
 
 
 class LockClient:
-    def __init__(self, server: SimulatedServer, renew_margin: float = 0.2):
+    def __init__(self, server: SimulatedServer, renew_margin: float = 0.25):
         self.server = server
         self.renew_margin = renew_margin
         self.connected = False

@@ -1,8 +1,9 @@
 //! Delete elements of list, tuple, set and dict displays.
 //!
 //! ## What it removes
-//! For every display with two or more elements, all but the first at once, then each
-//! element alone with its comma, the longest first. A dict entry goes with its key.
+//! For every display with two or more elements, all but the first at once (from three on),
+//! then each element alone with its comma, the longest first. A dict entry goes with its key;
+//! a tuple left with one element keeps a trailing comma.
 //!
 //! ## Example
 //! ```python
@@ -53,19 +54,27 @@ impl Pass for DeleteElements {
                 continue;
             }
             let line = line_of(text, span(expr).start);
-            out.push(Candidate::new(
-                format!("keep only the first element of the {kind} at line {line}"),
-                vec![Edit::delete(items[0].end..items[items.len() - 1].end)],
-            ));
+            // A tuple left with one element needs its trailing comma to stay a tuple.
+            let comma = if kind == "tuple" { "," } else { "" };
+            let (first, last) = (&items[0], &items[items.len() - 1]);
+            if items.len() > 2 {
+                out.push(Candidate::new(
+                    format!("keep only the first element of the {kind} at line {line}"),
+                    vec![Edit::replace(first.end..last.end, comma)],
+                ));
+            }
             for (i, item) in items.iter().enumerate() {
-                let range = if i + 1 < items.len() {
-                    item.start..items[i + 1].start
+                let edit = if items.len() == 2 {
+                    let other = &text[items[1 - i].clone()];
+                    Edit::replace(first.start..last.end, format!("{other}{comma}"))
+                } else if i + 1 < items.len() {
+                    Edit::delete(item.start..items[i + 1].start)
                 } else {
-                    items[i - 1].end..item.end
+                    Edit::delete(items[i - 1].end..item.end)
                 };
                 out.push(Candidate::new(
                     format!("delete element {} of the {kind} at line {line}", i + 1),
-                    vec![Edit::delete(range)],
+                    vec![edit],
                 ));
             }
         }

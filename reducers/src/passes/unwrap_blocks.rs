@@ -7,11 +7,16 @@
 //! insides of multi-line strings keep their indentation. Functions and classes are left to
 //! other passes.
 //!
+//! The statement can also become its header expression alone (the test of an `if` or
+//! `while`, the iterable of a `for`, a context manager of a `with`), for failures raised
+//! while evaluating it.
+//!
 //! ## Example
 //! ```python
 //! if args.verbose:          # before
 //!     check(table)
 //! check(table)              # after
+//! args.verbose              # another candidate
 //! ```
 //!
 //! ## When it cannot apply
@@ -58,10 +63,43 @@ impl Pass for UnwrapBlocks {
                         vec![Edit::replace(lines.clone(), replacement)],
                     ));
                 }
+                // The header alone: the failure may be in evaluating it, not in the body.
+                for expr in header_exprs(stmt) {
+                    let code = script.slice(expr);
+                    out.push(Candidate::new(
+                        format!(
+                            "replace {} at {label} by its header expression",
+                            keyword(stmt)
+                        ),
+                        vec![Edit::replace(lines.clone(), format!("{indent}{code}\n"))],
+                    ));
+                }
             }
         }
         largest_first(&mut out);
         out
+    }
+}
+
+/// The expressions a compound statement evaluates before its body: the test of `if` and
+/// `while`, the iterable of `for`, the context managers of `with`.
+fn header_exprs(stmt: &Stmt) -> Vec<&crate::python::Expr> {
+    match stmt {
+        Stmt::If(s) => vec![&*s.test],
+        Stmt::While(s) => vec![&*s.test],
+        Stmt::For(s) => vec![&*s.iter],
+        Stmt::With(s) => s.items.iter().map(|i| &i.context_expr).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn keyword(stmt: &Stmt) -> &'static str {
+    match stmt {
+        Stmt::If(_) => "if",
+        Stmt::While(_) => "while",
+        Stmt::For(_) => "for",
+        Stmt::With(_) => "with",
+        _ => "statement",
     }
 }
 
@@ -171,8 +209,16 @@ mod tests {
     }
 
     #[test]
+    fn a_statement_can_become_its_header_expression() {
+        assert!(
+            unwrapped("for x in load(path):\n    use(x)\n").contains(&"load(path)\n".to_string())
+        );
+        assert!(unwrapped("with open(p) as f:\n    f.read()\n").contains(&"open(p)\n".to_string()));
+    }
+
+    #[test]
     fn the_lines_of_a_multi_line_string_keep_their_indentation() {
         let text = "if a:\n    s = \"\"\"\n    text\n    \"\"\"\n";
-        assert_eq!(unwrapped(text), ["s = \"\"\"\n    text\n    \"\"\"\n"]);
+        assert!(unwrapped(text).contains(&"s = \"\"\"\n    text\n    \"\"\"\n".to_string()));
     }
 }

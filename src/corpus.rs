@@ -1,0 +1,66 @@
+//! Corpus cases: `corpus/<name>/repro.py` with its `case.toml`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+/// What `case.toml` says about a case.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CaseSpec {
+    /// The `--sig` the case fails with.
+    pub signature: String,
+    /// The most non-blank lines the reduction may end with.
+    pub bound: usize,
+    /// The size of the smallest version a person writes by hand.
+    pub hand_bound: usize,
+    #[serde(default)]
+    pub exercises: Vec<String>,
+    /// Python modules the case imports beyond the standard library.
+    #[serde(default)]
+    pub needs: Vec<String>,
+    #[serde(default)]
+    pub flaky: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: String,
+    pub dir: PathBuf,
+    pub spec: CaseSpec,
+}
+
+impl Case {
+    pub fn script(&self) -> PathBuf {
+        self.dir.join("repro.py")
+    }
+}
+
+/// Every case under `dir` (folders holding a `case.toml`), sorted by name.
+pub fn load(dir: &Path) -> Result<Vec<Case>> {
+    let mut cases = Vec::new();
+    for entry in
+        std::fs::read_dir(dir).with_context(|| format!("cannot read corpus {}", dir.display()))?
+    {
+        let path = entry?.path();
+        let toml_path = path.join("case.toml");
+        if !toml_path.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&toml_path)?;
+        let spec: CaseSpec =
+            toml::from_str(&text).with_context(|| format!("invalid {}", toml_path.display()))?;
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        cases.push(Case {
+            name,
+            dir: path,
+            spec,
+        });
+    }
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(cases)
+}
