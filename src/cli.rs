@@ -39,9 +39,11 @@ pub struct ReduceArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
 
-    /// The interpreter that runs every candidate, as `PY FILE`.
-    #[arg(long, default_value = "python3")]
-    pub python: PathBuf,
+    /// The interpreter that runs every candidate, as `PY FILE`, run as given (a wrapper
+    /// script works) [default: the executable that `python3` on PATH resolves to here, so that
+    /// a launcher shim is not paid for on every candidate].
+    #[arg(long)]
+    pub python: Option<PathBuf>,
 
     /// Candidates run in parallel [default: the number of cores, or of GPUs when there are any].
     #[arg(short, long)]

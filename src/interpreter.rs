@@ -61,6 +61,16 @@ impl Interpreter {
         })
     }
 
+    /// `python3` on PATH, resolved to the executable behind it: a launcher shim (pyenv's)
+    /// picks the interpreter for the current directory once, instead of per candidate.
+    pub fn probe_default() -> Result<Interpreter> {
+        let mut interp = Interpreter::probe(Path::new("python3"))?;
+        if !interp.executable.as_os_str().is_empty() {
+            interp.path = interp.executable.clone();
+        }
+        Ok(interp)
+    }
+
     /// Names the interpreter in cache keys.
     pub fn identity(&self) -> String {
         format!(

@@ -14,7 +14,7 @@ use crate::cli::ReduceArgs;
 use crate::console::Console;
 use crate::interpreter::Interpreter;
 use crate::oracle::{Signature, Verdict, describe};
-use crate::process::{self, Outcome};
+use crate::process::{self, Outcome, Status};
 use crate::rundir::RunDir;
 use crate::workers::{Workers, detect_gpus};
 
@@ -39,7 +39,10 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
     if args.timeout.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
         bail!("--timeout must be a positive number of seconds");
     }
-    let interp = Interpreter::probe(&args.python)?;
+    let interp = match &args.python {
+        Some(python) => Interpreter::probe(python)?,
+        None => Interpreter::probe_default()?,
+    };
     if let Some((line, msg)) = python::syntax_error(&text, interp.parser_version) {
         bail!(
             "{} has a syntax error at line {line} (Python {}): {msg}",
@@ -97,14 +100,11 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
     } else {
         args.cache_dir.clone().or_else(cache::default_dir)
     };
+    // The attempts per candidate are left out of the key, so that a flaky repro's second run
+    // finds its verdicts whatever its own baseline measured.
     let cache = Cache::new(
         cache_dir,
-        &[
-            &sig.to_string(),
-            &interp.identity(),
-            &env_knobs(),
-            &format!("attempts={}", base.attempts),
-        ],
+        &[&sig.to_string(), &interp.identity(), &env_knobs()],
     );
     let mut oracle = ProcessOracle {
         workers: &workers,
@@ -310,7 +310,8 @@ struct Baseline {
     ratio: String,
 }
 
-/// Runs the original twice (and five more times when the two disagree). `None` when it does
+/// Runs the original twice, and five more times when the two disagree or a given signature
+/// was missed twice (a flaky repro). `None` when it does
 /// not fail the expected way: the reason has been printed.
 fn baseline(
     text: &str,
@@ -319,6 +320,7 @@ fn baseline(
     console: &Console,
 ) -> Result<Option<Baseline>> {
     let runs = run_many(text, 2, workers)?;
+    let explicit = given.is_some();
     let sig = match given {
         Some(sig) => sig,
         None => match Signature::derive(&runs[0]) {
@@ -336,39 +338,43 @@ fn baseline(
     };
     let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
     let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
-    let (attempts, ratio) = match runs.iter().filter(|o| same(o)).count() {
-        2 => (1, "2/2".to_string()),
-        0 => {
-            let near = match sig.judge(&runs[0]) {
-                Verdict::NearMiss(_) => " (same class, other message)",
-                _ => "",
-            };
+    let hits = runs.iter().filter(|o| same(o)).count();
+    let timed_out = runs.iter().all(|o| o.status == Status::TimedOut);
+    if hits == 0 && (timed_out || !explicit) {
+        let near = match sig.judge(&runs[0]) {
+            Verdict::NearMiss(_) => " (same class, other message)",
+            _ => "",
+        };
+        eprintln!(
+            "scrub: the original does not fail with {sig}: {}{near}",
+            describe(&runs[0])
+        );
+        return Ok(None);
+    }
+    let (attempts, ratio) = if hits == 2 {
+        (1, "2/2".to_string())
+    } else {
+        // The two disagree, or a given signature was missed twice: a flaky repro shows
+        // itself within five more runs.
+        let more = run_many(text, 5, workers)?;
+        let total = hits + more.iter().filter(|o| same(o)).count();
+        if total == 0 {
             eprintln!(
-                "scrub: the original does not fail with {sig}: {}{near}",
+                "scrub: the original does not fail with {sig} in 7 runs: {}",
                 describe(&runs[0])
             );
             return Ok(None);
         }
-        _ => {
-            let more = run_many(text, 5, workers)?;
-            let hits = more.iter().filter(|o| same(o)).count();
-            if hits == 0 {
-                eprintln!(
-                    "scrub: the original failed with {sig} once in 7 runs: too rare to reduce"
-                );
-                return Ok(None);
-            }
-            let p = hits as f64 / 5.0;
-            let attempts = if hits == 5 {
-                1
-            } else {
-                ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(1, MAX_ATTEMPTS)
-            };
-            console.say(format!(
-                "the original is flaky: it failed {hits}/5 times; each candidate gets up to {attempts} runs"
-            ));
-            (attempts, format!("{hits}/5"))
-        }
+        let p = total as f64 / 7.0;
+        let attempts = if total == 7 {
+            1
+        } else {
+            ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(2, MAX_ATTEMPTS)
+        };
+        console.say(format!(
+            "the original is flaky: it failed the same way {total} of 7 times; each candidate gets up to {attempts} runs"
+        ));
+        (attempts, format!("{total}/7"))
     };
     Ok(Some(Baseline {
         signature: sig,

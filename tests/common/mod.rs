@@ -76,6 +76,19 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `SCRUB_TEST_PYTHON`, or the executable behind `python3` (a launcher shim would triple
+/// the cost of every run).
 pub fn python() -> String {
-    std::env::var("SCRUB_TEST_PYTHON").unwrap_or_else(|_| "python3".to_string())
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            std::env::var("SCRUB_TEST_PYTHON").unwrap_or_else(|_| {
+                let out = Command::new("python3")
+                    .args(["-c", "import sys; print(sys.executable)"])
+                    .output()
+                    .expect("python3 on PATH");
+                String::from_utf8_lossy(&out.stdout).trim().to_string()
+            })
+        })
+        .clone()
 }
