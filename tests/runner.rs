@@ -22,71 +22,56 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-#[test]
-fn a_timed_out_candidates_grandchild_is_killed_with_it() {
+/// The kill is sent before `run_script` returns; give the kernel a moment to deliver it.
+fn assert_gone(pid: i32) {
+    for _ in 0..50 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("process {pid} is still running");
+}
+
+/// Runs `script`, which starts a grandchild that sleeps and then ends as `ending` says,
+/// and returns the outcome and the grandchild's pid.
+fn with_grandchild(ending: &str, timeout: Duration) -> (scrub::process::Outcome, i32) {
     let marker = tempfile::tempdir().unwrap();
     let pid_file = marker.path().join("pid");
     let script = format!(
         "import subprocess, sys, time\n\
          p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n\
          open({:?}, 'w').write(str(p.pid))\n\
-         time.sleep(600)\n",
+         {ending}\n",
         pid_file.to_str().unwrap()
     );
     let python = PathBuf::from(common::python());
     let spec = RunSpec {
         python: &python,
-        timeout: Duration::from_secs(2),
+        timeout,
         env: &[],
     };
     let outcome = run_script(&script, &spec).unwrap();
-    assert_eq!(outcome.status, Status::TimedOut);
-    let pid: i32 = std::fs::read_to_string(&pid_file)
+    let pid = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    // The kill is sent before run_script returns; give the kernel a moment to deliver it.
-    for _ in 0..50 {
-        if !alive(pid) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("grandchild {pid} survived the timeout");
+    (outcome, pid)
+}
+
+#[test]
+fn a_timed_out_candidates_grandchild_is_killed_with_it() {
+    let (outcome, pid) = with_grandchild("time.sleep(600)", Duration::from_secs(2));
+    assert_eq!(outcome.status, Status::TimedOut);
+    assert_gone(pid);
 }
 
 #[test]
 fn a_grandchild_left_running_after_the_child_exits_is_killed() {
-    let marker = tempfile::tempdir().unwrap();
-    let pid_file = marker.path().join("pid");
-    let script = format!(
-        "import subprocess, sys\n\
-         p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n\
-         open({:?}, 'w').write(str(p.pid))\n\
-         raise SystemExit(4)\n",
-        pid_file.to_str().unwrap()
-    );
-    let python = PathBuf::from(common::python());
-    let spec = RunSpec {
-        python: &python,
-        timeout: Duration::from_secs(20),
-        env: &[],
-    };
-    let outcome = run_script(&script, &spec).unwrap();
+    let (outcome, pid) = with_grandchild("raise SystemExit(4)", Duration::from_secs(20));
     assert_eq!(outcome.status, Status::Exited(4));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    for _ in 0..50 {
-        if !alive(pid) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("grandchild {pid} outlived its parent");
+    assert_gone(pid);
 }
 
 #[test]

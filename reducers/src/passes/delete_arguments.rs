@@ -71,12 +71,7 @@ mod tests {
     use crate::python::PythonVersion;
 
     fn results(text: &str) -> Vec<String> {
-        let script = Script::parse(text, PythonVersion::PY311).unwrap();
-        DeleteArguments
-            .candidates(&script)
-            .iter()
-            .map(|c| c.apply(text).unwrap())
-            .collect()
+        crate::passes::candidate_texts(&DeleteArguments, text)
     }
 
     #[test]

@@ -108,12 +108,7 @@ mod tests {
     use crate::python::{PythonVersion, is_valid};
 
     fn results(text: &str) -> Vec<String> {
-        let script = Script::parse(text, PythonVersion::PY311).unwrap();
-        DropImports
-            .candidates(&script)
-            .iter()
-            .map(|c| c.apply(text).unwrap())
-            .collect()
+        crate::passes::candidate_texts(&DropImports, text)
     }
 
     #[test]

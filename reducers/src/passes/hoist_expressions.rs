@@ -188,12 +188,7 @@ mod tests {
     use crate::python::{PythonVersion, is_valid};
 
     fn results(text: &str) -> Vec<String> {
-        let script = Script::parse(text, PythonVersion::PY311).unwrap();
-        HoistExpressions
-            .candidates(&script)
-            .iter()
-            .map(|c| c.apply(text).unwrap())
-            .collect()
+        crate::passes::candidate_texts(&HoistExpressions, text)
     }
 
     #[test]

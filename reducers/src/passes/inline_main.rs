@@ -249,15 +249,9 @@ fn has_return(stmt: &Stmt) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::python::PythonVersion;
 
     fn results(text: &str) -> Vec<String> {
-        let script = Script::parse(text, PythonVersion::PY311).unwrap();
-        InlineMain
-            .candidates(&script)
-            .iter()
-            .map(|c| c.apply(text).unwrap())
-            .collect()
+        crate::passes::candidate_texts(&InlineMain, text)
     }
 
     #[test]

@@ -176,3 +176,13 @@ pub(crate) fn combine(description: &str, parts: &[Candidate]) -> Option<Candidat
         )
     })
 }
+
+/// The text after each candidate of `pass` on `text` (parsed as Python 3.11), for tests.
+#[cfg(test)]
+pub(crate) fn candidate_texts(pass: &dyn crate::pass::Pass, text: &str) -> Vec<String> {
+    let script = Script::parse(text, crate::python::PythonVersion::PY311).expect("fixture parses");
+    pass.candidates(&script)
+        .iter()
+        .map(|c| c.apply(text).expect("edits apply"))
+        .collect()
+}

@@ -179,15 +179,9 @@ fn leaves_loop(stmt: &Stmt) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::python::PythonVersion;
 
     fn unwrapped(text: &str) -> Vec<String> {
-        let script = Script::parse(text, PythonVersion::PY311).unwrap();
-        UnwrapBlocks
-            .candidates(&script)
-            .iter()
-            .map(|c| c.apply(text).unwrap())
-            .collect()
+        crate::passes::candidate_texts(&UnwrapBlocks, text)
     }
 
     #[test]
