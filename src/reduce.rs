@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use scrub_reducers::{Oracle, PASSES, Progress, StopReason, count_lines, python};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cache::{self, Cache};
 use crate::cli::ReduceArgs;
@@ -26,10 +26,81 @@ const MIN_TIMEOUT: Duration = Duration::from_secs(1);
 const MISS_RATE: f64 = 0.05;
 const MAX_ATTEMPTS: usize = 20;
 
+/// How a reduction ended, for the command line and for other callers (bench).
+pub enum Finish {
+    Reduced(Summary),
+    /// The original does not fail with the signature; the reason has been printed.
+    DoesNotFail,
+    /// Ctrl-C: the best script so far is in this file.
+    Interrupted(PathBuf),
+}
+
+/// The figures of one reduction, as `--json` prints them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub run_dir: PathBuf,
+    pub signature: String,
+    pub original_lines: usize,
+    pub original_bytes: usize,
+    pub final_lines: usize,
+    pub final_bytes: usize,
+    pub oracle_calls: usize,
+    pub cache_hits: usize,
+    pub wall_seconds: f64,
+    pub stop_reason: &'static str,
+    pub rounds: usize,
+    pub attempts_per_candidate: usize,
+    pub reproduce_ratio: String,
+    pub passes: Vec<PassRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassRow {
+    pub name: &'static str,
+    pub candidates: usize,
+    pub accepted: usize,
+    pub bytes_removed: usize,
+}
+
 pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
-    let file = &args.file;
-    let text = read_script(file)?;
-    let given_sig = match &args.sig {
+    let finish = match reduce(args) {
+        Ok(finish) => finish,
+        // Outside the loop (the original's runs, the final check) there is no result yet.
+        Err(e) if e.is::<process::Interrupted>() => {
+            eprintln!("scrub: interrupted; nothing was written");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(match finish {
+        Finish::Reduced(summary) => {
+            if args.json {
+                println!("{}", serde_json::to_string(&summary)?);
+            }
+            ExitCode::SUCCESS
+        }
+        Finish::DoesNotFail => ExitCode::from(1),
+        Finish::Interrupted(_) => ExitCode::from(130),
+    })
+}
+
+/// Everything `reduce` needs once the inputs are checked.
+struct Setup {
+    text: String,
+    sig: Option<Signature>,
+    interp: Interpreter,
+    output: PathBuf,
+    workers: Workers,
+    /// `--timeout`, which also bounds the original's runs.
+    timeout: Option<Duration>,
+}
+
+/// Checks every input before anything runs or is written.
+fn setup(args: &ReduceArgs) -> Result<Setup> {
+    let text = read_script(&args.file)?;
+    let sig = match &args.sig {
         Some(s) => Some(Signature::parse(s).map_err(|e| anyhow!("invalid --sig {s:?}: {e}"))?),
         None => None,
     };
@@ -46,33 +117,52 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
     if let Some((line, msg)) = python::syntax_error(&text, interp.parser_version) {
         bail!(
             "{} has a syntax error at line {line} (Python {}): {msg}",
-            file.display(),
+            args.file.display(),
             interp.version
         );
     }
     let output = output_path(args)?;
-    let console = Console::new(args.quiet);
     let gpus = detect_gpus(args.gpus.as_deref());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = args
         .jobs
         .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() });
-    let user_timeout = args.timeout.map(Duration::from_secs_f64);
-    let mut workers = Workers {
+    let timeout = args.timeout.map(Duration::from_secs_f64);
+    let workers = Workers {
         python: interp.path.clone(),
-        timeout: user_timeout.unwrap_or(ORIGINAL_TIMEOUT),
+        timeout: timeout.unwrap_or(ORIGINAL_TIMEOUT),
         jobs,
         gpus,
     };
+    Ok(Setup {
+        text,
+        sig,
+        interp,
+        output,
+        workers,
+        timeout,
+    })
+}
+
+/// Checks the inputs and the original failure, reduces, verifies the result and writes it.
+pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
+    let Setup {
+        text,
+        sig,
+        interp,
+        output,
+        mut workers,
+        timeout,
+    } = setup(args)?;
+    let console = Console::new(args.quiet);
 
     // The original must fail the same way, and an empty script must not.
-    let Some(base) = baseline(&text, given_sig, &workers, &console)? else {
-        return Ok(ExitCode::from(1));
+    let Some(base) = baseline(&text, sig, &workers, &console)? else {
+        return Ok(Finish::DoesNotFail);
     };
     let sig = base.signature;
-    workers.timeout = user_timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
-    let empty = run_one("", &workers)?;
-    if sig.judge(&empty) == Verdict::Same {
+    workers.timeout = timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
+    if sig.judge(&run_one("", &workers)?) == Verdict::Same {
         bail!("the signature {sig} also matches an empty script; give a more specific --sig");
     }
 
@@ -84,7 +174,7 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
     )?;
     run_dir.log(format!(
         "input: {}\nsignature: {sig}\ninterpreter: {}",
-        file.display(),
+        args.file.display(),
         interp.identity()
     ));
     run_dir.log(format!(
@@ -92,8 +182,9 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
         base.attempts, base.ratio
     ));
     run_dir.log(format!(
-        "timeout per candidate: {:.1} s, jobs: {jobs}",
-        workers.timeout.as_secs_f64()
+        "timeout per candidate: {:.1} s, jobs: {}",
+        workers.timeout.as_secs_f64(),
+        workers.jobs
     ));
     let cache_dir = if args.no_cache {
         None
@@ -124,9 +215,9 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
         ..Default::default()
     };
     let reduction = scrub_reducers::reduce(&text, PASSES, &mut oracle, &options)?;
+    console.finish();
 
     if reduction.stop == StopReason::Interrupted {
-        console.finish();
         let partial = with_suffix(&output, ".partial.py");
         fs::write(&partial, &reduction.text)
             .with_context(|| format!("cannot write {}", partial.display()))?;
@@ -135,45 +226,33 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
             count_lines(&reduction.text),
             partial.display()
         );
-        return Ok(ExitCode::from(130));
+        return Ok(Finish::Interrupted(partial));
     }
 
-    // The result is judged once more by a fresh process; if it does not hold, the last
-    // accepted script that does is kept.
-    let mut verified = None;
-    for (n, candidate) in oracle.history.iter().rev().enumerate() {
-        if verify(candidate, &sig, base.attempts, &workers)? {
-            verified = Some(candidate.clone());
-            break;
-        }
-        console.warn(format!(
-            "result {n} back did not reproduce in a fresh run; trying the one before it"
-        ));
-    }
-    let Some(result) = verified else {
-        bail!("not even the original reproduces any more: the failure is not stable");
-    };
-    console.finish();
+    let result = verified_result(&oracle.history, &sig, base.attempts, &workers, &console)?;
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
         .unified_diff()
-        .header(&file.display().to_string(), &output.display().to_string())
+        .header(
+            &args.file.display().to_string(),
+            &output.display().to_string(),
+        )
         .to_string();
     run_dir.write("result.diff", &diff)?;
 
     let wall = console.elapsed().as_secs_f64();
-    let stop = if result == text {
+    let stop_reason = if result == text {
         "already_minimal"
     } else {
         reduction.stop.as_str()
     };
     run_dir.log(format!(
-        "stop: {stop}; runs: {}; cache hits: {}; {wall:.1} s",
+        "stop: {stop_reason}; runs: {}; cache hits: {}; {wall:.1} s",
         oracle.calls, oracle.hits
     ));
     console.say(format!(
         "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
-        file.display(),
+        args.file.display(),
         count_lines(&text),
         count_lines(&result),
         text.len(),
@@ -182,33 +261,53 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
         oracle.hits,
         output.display()
     ));
-    if args.json {
-        let passes: Vec<_> = reduction
+    Ok(Finish::Reduced(Summary {
+        input: args.file.clone(),
+        output,
+        run_dir: run_dir.path().to_path_buf(),
+        signature: sig.to_string(),
+        original_lines: count_lines(&text),
+        original_bytes: text.len(),
+        final_lines: count_lines(&result),
+        final_bytes: result.len(),
+        oracle_calls: oracle.calls,
+        cache_hits: oracle.hits,
+        wall_seconds: (wall * 1000.0).round() / 1000.0,
+        stop_reason,
+        rounds: reduction.rounds,
+        attempts_per_candidate: base.attempts,
+        reproduce_ratio: base.ratio,
+        passes: reduction
             .passes
             .iter()
-            .map(|p| json!({"name": p.name, "candidates": p.candidates, "accepted": p.accepted, "bytes_removed": p.bytes_removed}))
-            .collect();
-        let summary = json!({
-            "input": file,
-            "output": output,
-            "run_dir": run_dir.path(),
-            "signature": sig.to_string(),
-            "original_lines": count_lines(&text),
-            "original_bytes": text.len(),
-            "final_lines": count_lines(&result),
-            "final_bytes": result.len(),
-            "oracle_calls": oracle.calls,
-            "cache_hits": oracle.hits,
-            "wall_seconds": (wall * 1000.0).round() / 1000.0,
-            "stop_reason": stop,
-            "rounds": reduction.rounds,
-            "attempts_per_candidate": base.attempts,
-            "reproduce_ratio": base.ratio,
-            "passes": passes,
-        });
-        println!("{summary}");
+            .map(|p| PassRow {
+                name: p.name,
+                candidates: p.candidates,
+                accepted: p.accepted,
+                bytes_removed: p.bytes_removed,
+            })
+            .collect(),
+    }))
+}
+
+/// The newest accepted script that fails the same way in a fresh process (no cache): the
+/// cache may hold a verdict that a fresh run no longer gives.
+fn verified_result(
+    history: &[String],
+    sig: &Signature,
+    attempts: usize,
+    workers: &Workers,
+    console: &Console,
+) -> Result<String> {
+    for (back, candidate) in history.iter().rev().enumerate() {
+        if verify(candidate, sig, attempts, workers)? {
+            return Ok(candidate.clone());
+        }
+        console.warn(format!(
+            "the result {back} step(s) back did not reproduce in a fresh run; trying the one before"
+        ));
     }
-    Ok(ExitCode::SUCCESS)
+    bail!("not even the original reproduces any more: the failure is not stable")
 }
 
 /// Reads the input, refusing what cannot be a Python script.
@@ -390,19 +489,10 @@ fn run_many(text: &str, n: usize, workers: &Workers) -> Result<Vec<Outcome>> {
         .run_all(&texts)
         .into_iter()
         .collect::<Result<Vec<_>>>()
-        .map_err(interrupted_or)
 }
 
 fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
     Ok(run_many(text, 1, workers)?.remove(0))
-}
-
-fn interrupted_or(e: anyhow::Error) -> anyhow::Error {
-    if e.is::<process::Interrupted>() {
-        anyhow!("interrupted before reducing; nothing was written")
-    } else {
-        e
-    }
 }
 
 /// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.
