@@ -28,7 +28,7 @@ const MAX_ATTEMPTS: usize = 20;
 
 /// How a reduction ended, for the command line and for other callers (bench).
 pub enum Finish {
-    Reduced(Summary),
+    Reduced(Box<Summary>),
     /// The original does not fail with the signature; the reason has been printed.
     DoesNotFail,
     /// Ctrl-C: the best script so far is in this file.
@@ -261,7 +261,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         oracle.hits,
         output.display()
     ));
-    Ok(Finish::Reduced(Summary {
+    Ok(Finish::Reduced(Box::new(Summary {
         input: args.file.clone(),
         output,
         run_dir: run_dir.path().to_path_buf(),
@@ -287,7 +287,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
                 bytes_removed: p.bytes_removed,
             })
             .collect(),
-    }))
+    })))
 }
 
 /// The newest accepted script that fails the same way in a fresh process (no cache): the
