@@ -23,6 +23,49 @@ pub enum Command {
     /// Reduce FILE to the smallest script that still fails the same way.
     #[command(after_help = EXIT_CODES)]
     Reduce(ReduceArgs),
+    /// Reduce every corpus case (exhaustively, with a cold cache) and print the figures.
+    #[command(
+        after_help = "Exit codes:\n  0    every case ran and met its bound\n  1    a case failed or missed its bound\n  2    bad input, or scrub failed"
+    )]
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Corpus directories, each holding <case>/repro.py and <case>/case.toml [default: corpus].
+    pub dirs: Vec<PathBuf>,
+
+    /// The interpreter for every case; cases whose `needs` it lacks are skipped.
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+
+    /// Candidates run in parallel within a case.
+    #[arg(short, long)]
+    pub jobs: Option<usize>,
+
+    /// Only cases whose name contains NAME (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub filter: Vec<String>,
+
+    /// Write the figures as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Compare with an earlier --json file and mark every case that got bigger or slower.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Draw the reduction curves (lines against candidate runs) as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+
+    /// Use the on-disk cache instead of a cold one per case.
+    #[arg(long)]
+    pub warm_cache: bool,
+
+    /// Print only the tables.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

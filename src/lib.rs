@@ -1,6 +1,8 @@
 //! scrub: shrink a failing Python repro to the smallest script that still fails the same way.
 
+pub mod bench;
 pub mod cache;
+pub mod chart;
 pub mod cli;
 pub mod console;
 pub mod corpus;
@@ -24,5 +26,6 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
     });
     match cli.command {
         cli::Command::Reduce(args) => reduce::run(&args),
+        cli::Command::Bench(args) => bench::run(&args),
     }
 }

@@ -1,11 +1,13 @@
 //! `scrub reduce`: check the input and the original failure, reduce, verify, write.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use scrub_reducers::python::count_statements;
 use scrub_reducers::{Oracle, PASSES, Progress, StopReason, count_lines, python};
 use serde::Serialize;
 
@@ -50,10 +52,17 @@ pub struct Summary {
     pub cache_hits: usize,
     pub wall_seconds: f64,
     pub stop_reason: &'static str,
+    /// Whether the loop's own result held in a fresh run (else an earlier one was written).
+    pub verified: bool,
+    /// Statements at every level, before and after.
+    pub original_statements: usize,
+    pub final_statements: usize,
     pub rounds: usize,
     pub attempts_per_candidate: usize,
     pub reproduce_ratio: String,
     pub passes: Vec<PassRow>,
+    /// (candidate runs so far, non-blank lines) after every accepted step.
+    pub trace: Vec<(usize, usize)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -62,6 +71,7 @@ pub struct PassRow {
     pub candidates: usize,
     pub accepted: usize,
     pub bytes_removed: usize,
+    pub oracle_seconds: f64,
 }
 
 pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
@@ -208,6 +218,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         hits: 0,
         history: vec![text.clone()],
         pass: String::new(),
+        oracle_seconds: HashMap::new(),
+        trace: vec![(0, count_lines(&text))],
     };
     let options = scrub_reducers::Options {
         version: interp.parser_version,
@@ -229,7 +241,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         return Ok(Finish::Interrupted(partial));
     }
 
-    let result = verified_result(&oracle.history, &sig, base.attempts, &workers, &console)?;
+    let (result, verified) =
+        verified_result(&oracle.history, &sig, base.attempts, &workers, &console)?;
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
         .unified_diff()
@@ -274,6 +287,9 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         cache_hits: oracle.hits,
         wall_seconds: (wall * 1000.0).round() / 1000.0,
         stop_reason,
+        verified,
+        original_statements: count_statements(&text, interp.parser_version),
+        final_statements: count_statements(&result, interp.parser_version),
         rounds: reduction.rounds,
         attempts_per_candidate: base.attempts,
         reproduce_ratio: base.ratio,
@@ -285,23 +301,25 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
                 candidates: p.candidates,
                 accepted: p.accepted,
                 bytes_removed: p.bytes_removed,
+                oracle_seconds: oracle.oracle_seconds.get(p.name).copied().unwrap_or(0.0),
             })
             .collect(),
+        trace: oracle.trace.clone(),
     })))
 }
 
 /// The newest accepted script that fails the same way in a fresh process (no cache): the
-/// cache may hold a verdict that a fresh run no longer gives.
+/// cache may hold a verdict that a fresh run no longer gives. True when that is the newest.
 fn verified_result(
     history: &[String],
     sig: &Signature,
     attempts: usize,
     workers: &Workers,
     console: &Console,
-) -> Result<String> {
+) -> Result<(String, bool)> {
     for (back, candidate) in history.iter().rev().enumerate() {
         if verify(candidate, sig, attempts, workers)? {
-            return Ok(candidate.clone());
+            return Ok((candidate.clone(), back == 0));
         }
         console.warn(format!(
             "the result {back} step(s) back did not reproduce in a fresh run; trying the one before"
@@ -518,6 +536,10 @@ struct ProcessOracle<'a> {
     /// Every script the loop accepted, the original first.
     history: Vec<String>,
     pass: String,
+    /// Seconds spent running candidates, per pass.
+    oracle_seconds: HashMap<String, f64>,
+    /// (candidate runs so far, non-blank lines) after every accepted step.
+    trace: Vec<(usize, usize)>,
 }
 
 impl Oracle for ProcessOracle<'_> {
@@ -541,7 +563,10 @@ impl Oracle for ProcessOracle<'_> {
                 break;
             }
             let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
+            let start = Instant::now();
             let results = self.workers.run_all(&batch);
+            *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
+                start.elapsed().as_secs_f64();
             self.calls += batch.len();
             let mut still = Vec::new();
             for (&i, result) in pending.iter().zip(results) {
@@ -591,6 +616,7 @@ impl Oracle for ProcessOracle<'_> {
                 p.pass, p.lines, p.bytes
             ));
             self.history.push(p.text.to_string());
+            self.trace.push((self.calls, p.lines));
         }
         if self.pass != p.pass {
             self.run_dir.log(format!("round {}: {}", p.round, p.pass));

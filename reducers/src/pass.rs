@@ -14,6 +14,12 @@ pub trait Pass: Sync {
 
     /// The candidates for `script`, best first.
     fn candidates(&self, script: &Script) -> Vec<Candidate>;
+
+    /// Whether the pass only tidies (comments, blank lines) and so still runs once after the
+    /// reduction stopped at its target.
+    fn is_cosmetic(&self) -> bool {
+        false
+    }
 }
 
 /// The generic passes, in the order a round runs them.

@@ -102,6 +102,12 @@ pub fn child_bodies(stmt: &Stmt) -> Vec<&[Stmt]> {
     }
 }
 
+/// Statements at every level of `text` (0 when it does not parse): the size measure of
+/// delta debugging's bounds.
+pub fn count_statements(text: &str, version: PythonVersion) -> usize {
+    Script::parse(text, version).map_or(0, |s| all_bodies(s.body()).iter().map(|b| b.len()).sum())
+}
+
 /// Every statement list of the script, outermost first (breadth-first), the module body first.
 pub fn all_bodies(body: &[Stmt]) -> Vec<&[Stmt]> {
     let mut out = vec![body];

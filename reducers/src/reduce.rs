@@ -108,7 +108,8 @@ pub fn code_lines(script: &Script) -> usize {
     count_lines(script.text()) - imports
 }
 
-/// Reduces `text` with `passes` in rounds until the stop rule holds.
+/// Reduces `text` with `passes` in rounds until the stop rule holds. When it stops at the
+/// target, the cosmetic passes (comments, blank lines) still run once.
 ///
 /// Every accepted script is strictly shorter than the one before, so the loop ends. Within a
 /// pass, candidates are judged `window` at a time; the first win of a window is accepted,
@@ -121,85 +122,136 @@ pub fn reduce(
     oracle: &mut dyn Oracle,
     options: &Options,
 ) -> Result<Reduction, ReduceError> {
-    let mut current =
+    let current =
         Script::parse(text, options.version).ok_or(ReduceError::Syntax(options.version))?;
-    let mut stats: Vec<PassStats> = passes
+    let stats = passes
         .iter()
         .map(|p| PassStats {
             name: p.name(),
             ..PassStats::default()
         })
         .collect();
-    let mut rounds = 0;
-    let target_met = |s: &Script| options.target_lines.is_some_and(|t| code_lines(s) < t);
-    let stop = 'rounds: loop {
-        if target_met(&current) {
-            break StopReason::TargetReached;
-        }
-        rounds += 1;
-        let at_start = current.text().len();
-        for (pass, stat) in passes.iter().zip(stats.iter_mut()) {
-            oracle.progress(&progress(pass.name(), rounds, &current));
-            let mut candidates = pass.candidates(&current);
-            let mut cursor = 0;
-            loop {
-                let (window, next) = fill_window(&candidates, cursor, &current, options);
-                if window.is_empty() {
-                    break;
-                }
-                let texts: Vec<String> = window.iter().map(|(_, t)| t.clone()).collect();
-                let Ok(verdicts) = oracle.judge(&texts) else {
-                    break 'rounds StopReason::Interrupted;
-                };
-                stat.candidates += texts.len();
-                let wins: Vec<usize> = (0..window.len()).filter(|&i| verdicts[i]).collect();
-                let Some(&first) = wins.first() else {
-                    cursor = next;
-                    continue;
-                };
-                let (mut accepted, mut parts) = (window[first].1.clone(), 1);
-                let mut merged = candidates[window[first].0].clone();
-                let mut merged_parts = 1;
-                for &w in &wins[1..] {
-                    let other = &candidates[window[w].0];
-                    if merged.is_disjoint(other) {
-                        merged = merged.merge(other);
-                        merged_parts += 1;
-                    }
-                }
-                if merged_parts > 1
-                    && let Some(text) = merged.apply(current.text())
-                    && Script::parse(text.as_str(), options.version).is_some()
-                {
-                    let Ok(verdict) = oracle.judge(std::slice::from_ref(&text)) else {
-                        break 'rounds StopReason::Interrupted;
-                    };
-                    stat.candidates += 1;
-                    if verdict[0] {
-                        (accepted, parts) = (text, merged_parts);
-                    }
-                }
-                stat.accepted += parts;
-                stat.bytes_removed += current.text().len() - accepted.len();
-                current = Script::parse(accepted, options.version).expect("accepted scripts parse");
-                oracle.progress(&progress(pass.name(), rounds, &current));
-                if target_met(&current) {
-                    break 'rounds StopReason::TargetReached;
-                }
-                cursor = window[first].0;
-                candidates = pass.candidates(&current);
+    let mut run = Run {
+        current,
+        stats,
+        oracle,
+        options,
+        round: 0,
+    };
+    let stop = run.rounds(passes);
+    if stop == StopReason::TargetReached {
+        // Stopping early must not leave comments and runs of blank lines behind.
+        for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.is_cosmetic()) {
+            if run.pass(i, *pass) == Err(Interrupted) {
+                break;
             }
         }
-        if current.text().len() == at_start {
-            break StopReason::Fixpoint;
-        }
-    };
+    }
     Ok(Reduction {
-        text: current.text().to_string(),
-        passes: stats,
-        rounds,
+        text: run.current.text().to_string(),
+        passes: run.stats,
+        rounds: run.round,
         stop,
     })
+}
+
+/// The state of one reduction.
+struct Run<'a> {
+    current: Script,
+    stats: Vec<PassStats>,
+    oracle: &'a mut dyn Oracle,
+    options: &'a Options,
+    round: usize,
+}
+
+/// How one pass ended when it did not run out of candidates.
+#[derive(Debug, PartialEq, Eq)]
+enum PassEnd {
+    Exhausted,
+    TargetReached,
+}
+
+impl Run<'_> {
+    fn target_met(&self) -> bool {
+        self.options
+            .target_lines
+            .is_some_and(|t| code_lines(&self.current) < t)
+    }
+
+    /// Rounds of every pass until the target is met, a round changes nothing, or the oracle
+    /// is interrupted.
+    fn rounds(&mut self, passes: &[&dyn Pass]) -> StopReason {
+        loop {
+            if self.target_met() {
+                return StopReason::TargetReached;
+            }
+            self.round += 1;
+            let at_start = self.current.text().len();
+            for (i, pass) in passes.iter().enumerate() {
+                match self.pass(i, *pass) {
+                    Err(Interrupted) => return StopReason::Interrupted,
+                    Ok(PassEnd::TargetReached) => return StopReason::TargetReached,
+                    Ok(PassEnd::Exhausted) => {}
+                }
+            }
+            if self.current.text().len() == at_start {
+                return StopReason::Fixpoint;
+            }
+        }
+    }
+
+    /// Runs pass number `i` over the current script until its candidates run out.
+    fn pass(&mut self, i: usize, pass: &dyn Pass) -> Result<PassEnd, Interrupted> {
+        self.oracle
+            .progress(&progress(pass.name(), self.round, &self.current));
+        let mut candidates = pass.candidates(&self.current);
+        let mut cursor = 0;
+        loop {
+            let (window, next) = fill_window(&candidates, cursor, &self.current, self.options);
+            if window.is_empty() {
+                return Ok(PassEnd::Exhausted);
+            }
+            let texts: Vec<String> = window.iter().map(|(_, t)| t.clone()).collect();
+            let verdicts = self.oracle.judge(&texts)?;
+            self.stats[i].candidates += texts.len();
+            let wins: Vec<usize> = (0..window.len()).filter(|&w| verdicts[w]).collect();
+            let Some(&first) = wins.first() else {
+                cursor = next;
+                continue;
+            };
+            let (mut accepted, mut parts) = (window[first].1.clone(), 1);
+            let mut merged = candidates[window[first].0].clone();
+            let mut merged_parts = 1;
+            for &w in &wins[1..] {
+                let other = &candidates[window[w].0];
+                if merged.is_disjoint(other) {
+                    merged = merged.merge(other);
+                    merged_parts += 1;
+                }
+            }
+            if merged_parts > 1
+                && let Some(text) = merged.apply(self.current.text())
+                && Script::parse(text.as_str(), self.options.version).is_some()
+            {
+                let verdict = self.oracle.judge(std::slice::from_ref(&text))?;
+                self.stats[i].candidates += 1;
+                if verdict[0] {
+                    (accepted, parts) = (text, merged_parts);
+                }
+            }
+            self.stats[i].accepted += parts;
+            self.stats[i].bytes_removed += self.current.text().len() - accepted.len();
+            self.current =
+                Script::parse(accepted, self.options.version).expect("accepted scripts parse");
+            self.oracle
+                .progress(&progress(pass.name(), self.round, &self.current));
+            if self.target_met() && !pass.is_cosmetic() {
+                return Ok(PassEnd::TargetReached);
+            }
+            cursor = window[first].0;
+            candidates = pass.candidates(&self.current);
+        }
+    }
 }
 
 fn progress<'a>(pass: &'a str, round: usize, script: &'a Script) -> Progress<'a> {

@@ -162,3 +162,20 @@ fn a_script_with_a_syntax_error_is_refused() {
     let err = reduce("def f(:\n", PASSES, &mut Contains(&[]), &exhaustive()).unwrap_err();
     assert!(err.to_string().contains("syntax error"));
 }
+
+#[test]
+fn a_run_stopped_at_its_target_still_drops_comments_and_blank_line_runs() {
+    let mut text = String::from("# header comment\nimport os\n\n\n\n");
+    for i in 0..30 {
+        text.push_str(&format!("x{i} = {i}  # value {i}\n"));
+    }
+    text.push_str("\n\n\nraise KeyError('calibration')\n");
+    let options = Options {
+        target_lines: Some(25),
+        ..Options::default()
+    };
+    let out = reduce(&text, PASSES, &mut Contains(&["calibration"]), &options).unwrap();
+    assert_eq!(out.stop, StopReason::TargetReached);
+    assert!(!out.text.contains('#'), "{}", out.text);
+    assert!(!out.text.contains("\n\n\n"), "{}", out.text);
+}

@@ -25,6 +25,10 @@ impl Pass for StripComments {
         "strip_comments"
     }
 
+    fn is_cosmetic(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let edits: Vec<Edit> = script

@@ -30,6 +30,10 @@ impl Pass for TidyBlankLines {
         "tidy_blank_lines"
     }
 
+    fn is_cosmetic(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let strings = multi_line_strings(script, script.body());

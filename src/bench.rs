@@ -1,0 +1,326 @@
+//! `scrub bench`: every corpus case through the `reduce` engine, with figures and a chart.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{BenchArgs, ReduceArgs};
+use crate::corpus::{self, Case};
+use crate::reduce::{self, Finish, Summary};
+
+/// One case's figures, as `--json` writes them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CaseRow {
+    pub name: String,
+    pub original_lines: usize,
+    pub original_bytes: usize,
+    pub final_lines: usize,
+    pub final_bytes: usize,
+    pub oracle_calls: usize,
+    pub cache_hits: usize,
+    pub wall_seconds: f64,
+    pub verified: bool,
+    pub bound: usize,
+    pub bound_met: bool,
+    /// Oracle calls ÷ (m · log2(n/m)), n and m the statements before and after; `None`
+    /// when nothing was removed.
+    pub lower_bound_ratio: Option<f64>,
+    /// Why the case was not run, or why it failed.
+    pub skipped: Option<String>,
+    #[serde(default)]
+    pub trace: Vec<(usize, usize)>,
+}
+
+/// One pass's figures summed over the corpus.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PassTotal {
+    pub name: String,
+    pub candidates: usize,
+    pub accepted: usize,
+    pub bytes_removed: usize,
+    pub oracle_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub cases: Vec<CaseRow>,
+    pub passes: Vec<PassTotal>,
+}
+
+pub fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let dirs = if args.dirs.is_empty() {
+        vec![PathBuf::from("corpus")]
+    } else {
+        args.dirs.clone()
+    };
+    let mut cases = Vec::new();
+    for dir in &dirs {
+        cases.extend(corpus::load(dir)?);
+    }
+    cases.retain(|c| {
+        args.filter.is_empty() || args.filter.iter().any(|f| c.name.contains(f.as_str()))
+    });
+    if cases.is_empty() {
+        bail!(
+            "no corpus case found in {}",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let baseline: Option<Report> = match &args.baseline {
+        Some(path) => Some(
+            serde_json::from_str(
+                &std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?,
+            )
+            .with_context(|| format!("{} is not a scrub bench --json file", path.display()))?,
+        ),
+        None => None,
+    };
+    let python = args.python.clone();
+    let mut report = Report {
+        cases: Vec::new(),
+        passes: Vec::new(),
+    };
+    for case in &cases {
+        if !args.quiet {
+            eprintln!("bench: {}", case.name);
+        }
+        let row = match missing_needs(case, python.as_deref()) {
+            Some(why) => skipped(case, why),
+            None => match bench_case(case, args)? {
+                Ok(summary) => {
+                    add_passes(&mut report.passes, &summary);
+                    row_of(case, &summary)
+                }
+                Err(why) => skipped(case, why),
+            },
+        };
+        report.cases.push(row);
+    }
+
+    print!("{}", markdown(&report));
+    if let Some(baseline) = &baseline {
+        print!("{}", comparison(&report, baseline));
+    }
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.svg {
+        crate::chart::reduction_curves(&report.cases, path)?;
+    }
+    let failed = report.cases.iter().any(|c| {
+        c.skipped
+            .as_deref()
+            .is_some_and(|s| s.starts_with("failed"))
+            || (c.skipped.is_none() && !c.bound_met)
+    });
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Why the interpreter cannot run `case`: a module it needs does not import.
+fn missing_needs(case: &Case, python: Option<&Path>) -> Option<String> {
+    let python = python.unwrap_or(Path::new("python3"));
+    let missing: Vec<&str> = case
+        .spec
+        .needs
+        .iter()
+        .filter(|m| {
+            !std::process::Command::new(python)
+                .args(["-c", &format!("import {m}")])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(String::as_str)
+        .collect();
+    (!missing.is_empty()).then(|| format!("needs {}", missing.join(", ")))
+}
+
+/// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`.
+fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<Summary, String>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("repro.py");
+    std::fs::copy(case.script(), &file)?;
+    let cold_cache = dir.path().join("cache");
+    let reduce_args = ReduceArgs {
+        file,
+        sig: Some(case.spec.signature.clone()),
+        output: None,
+        python: args.python.clone(),
+        jobs: args.jobs,
+        gpus: None,
+        timeout: None,
+        target_lines: 20,
+        exhaustive: true,
+        cache_dir: if args.warm_cache {
+            None
+        } else {
+            Some(cold_cache)
+        },
+        no_cache: false,
+        run_dir: None,
+        json: false,
+        quiet: true,
+    };
+    Ok(match reduce::reduce(&reduce_args) {
+        Ok(Finish::Reduced(summary)) => Ok(*summary),
+        Ok(Finish::DoesNotFail) => {
+            Err("failed: the original does not fail with its signature".into())
+        }
+        Ok(Finish::Interrupted(_)) => bail!("interrupted"),
+        Err(e) => Err(format!("failed: {e:#}")),
+    })
+}
+
+fn row_of(case: &Case, s: &Summary) -> CaseRow {
+    let (n, m) = (s.original_statements as f64, s.final_statements as f64);
+    let ideal = m * (n / m).log2();
+    CaseRow {
+        name: case.name.clone(),
+        original_lines: s.original_lines,
+        original_bytes: s.original_bytes,
+        final_lines: s.final_lines,
+        final_bytes: s.final_bytes,
+        oracle_calls: s.oracle_calls,
+        cache_hits: s.cache_hits,
+        wall_seconds: s.wall_seconds,
+        verified: s.verified,
+        bound: case.spec.bound,
+        bound_met: s.final_lines <= case.spec.bound,
+        lower_bound_ratio: (m > 0.0 && ideal > 0.0).then(|| s.oracle_calls as f64 / ideal),
+        skipped: None,
+        trace: s.trace.clone(),
+    }
+}
+
+fn skipped(case: &Case, why: String) -> CaseRow {
+    CaseRow {
+        name: case.name.clone(),
+        original_lines: 0,
+        original_bytes: 0,
+        final_lines: 0,
+        final_bytes: 0,
+        oracle_calls: 0,
+        cache_hits: 0,
+        wall_seconds: 0.0,
+        verified: false,
+        bound: case.spec.bound,
+        bound_met: false,
+        lower_bound_ratio: None,
+        skipped: Some(why),
+        trace: Vec::new(),
+    }
+}
+
+fn add_passes(totals: &mut Vec<PassTotal>, summary: &Summary) {
+    for p in &summary.passes {
+        let i = match totals.iter().position(|t| t.name == p.name) {
+            Some(i) => i,
+            None => {
+                totals.push(PassTotal {
+                    name: p.name.to_string(),
+                    ..PassTotal::default()
+                });
+                totals.len() - 1
+            }
+        };
+        let t = &mut totals[i];
+        t.candidates += p.candidates;
+        t.accepted += p.accepted;
+        t.bytes_removed += p.bytes_removed;
+        t.oracle_seconds += p.oracle_seconds;
+    }
+}
+
+/// The cases table, the skipped cases, and the per-pass table.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    out.push_str("| case | lines | bytes | reduction | oracle calls | cache hits | wall s | calls ÷ m·log2(n/m) | verified | bound met |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
+        let reduction = 100.0 * (1.0 - c.final_bytes as f64 / c.original_bytes.max(1) as f64);
+        let ratio = c
+            .lower_bound_ratio
+            .map_or("–".to_string(), |r| format!("{r:.1}"));
+        let _ = writeln!(
+            out,
+            "| {} | {} → {} | {} → {} | {reduction:.0} % | {} | {} | {:.1} | {ratio} | {} | {} (≤ {}) |",
+            c.name,
+            c.original_lines,
+            c.final_lines,
+            c.original_bytes,
+            c.final_bytes,
+            c.oracle_calls,
+            c.cache_hits,
+            c.wall_seconds,
+            if c.verified { "yes" } else { "no" },
+            if c.bound_met { "yes" } else { "NO" },
+            c.bound
+        );
+    }
+    for c in report.cases.iter().filter(|c| c.skipped.is_some()) {
+        let _ = writeln!(out, "\n{}: {}", c.name, c.skipped.as_deref().unwrap_or(""));
+    }
+    out.push_str(
+        "\n| pass | candidates | accepted | bytes removed | oracle s | bytes per oracle s |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|\n");
+    for p in &report.passes {
+        let rate = if p.oracle_seconds > 0.0 {
+            p.bytes_removed as f64 / p.oracle_seconds
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.1} | {rate:.0} |",
+            p.name, p.candidates, p.accepted, p.bytes_removed, p.oracle_seconds
+        );
+    }
+    out
+}
+
+/// Every case present in both reports, with size and time ratios; a case that got bigger or
+/// slower is marked.
+pub fn comparison(report: &Report, baseline: &Report) -> String {
+    let mut out = String::from(
+        "\n| case | final bytes (new ÷ old) | oracle calls (new ÷ old) | wall (new ÷ old) | |\n|---|---|---|---|---|\n",
+    );
+    for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
+        let Some(old) = baseline
+            .cases
+            .iter()
+            .find(|o| o.name == c.name && o.skipped.is_none())
+        else {
+            continue;
+        };
+        let ratio = |new: f64, old: f64| if old > 0.0 { new / old } else { 1.0 };
+        let size = ratio(c.final_bytes as f64, old.final_bytes as f64);
+        let calls = ratio(c.oracle_calls as f64, old.oracle_calls as f64);
+        let wall = ratio(c.wall_seconds, old.wall_seconds);
+        // Wall time on a shared machine is noisy: a quarter more counts as slower.
+        let mark = match (size > 1.0, calls > 1.0 || wall > 1.25) {
+            (true, true) => "bigger, slower",
+            (true, false) => "bigger",
+            (false, true) => "slower",
+            (false, false) => "",
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {size:.2} | {calls:.2} | {wall:.2} | {mark} |",
+            c.name
+        );
+    }
+    out
+}
