@@ -428,7 +428,7 @@ struct Baseline {
 }
 
 /// Runs the original twice, and five more times when the two disagree or a given signature
-/// was missed twice (a flaky repro). `None` when it does
+/// was missed twice (a flaky repro), thirteen more when under half of those seven failed. `None` when it does
 /// not fail the expected way: the reason has been printed.
 fn baseline(
     text: &str,
@@ -474,7 +474,7 @@ fn baseline(
         // The two disagree, or a given signature was missed twice: a flaky repro shows
         // itself within five more runs.
         let more = run_many(text, 5, workers)?;
-        let total = hits + more.iter().filter(|o| same(o)).count();
+        let (mut total, mut runs_done) = (hits + more.iter().filter(|o| same(o)).count(), 7);
         if total == 0 {
             eprintln!(
                 "scrub: the original does not fail with {sig} in 7 runs: {}",
@@ -482,16 +482,23 @@ fn baseline(
             );
             return Ok(None);
         }
-        let p = total as f64 / 7.0;
-        let attempts = if total == 7 {
+        // A low ratio from 7 runs is a poor estimate, and it sets how often every candidate
+        // is run: measure it over 20 runs.
+        if total * 2 < runs_done {
+            let extra = run_many(text, 13, workers)?;
+            total += extra.iter().filter(|o| same(o)).count();
+            runs_done += 13;
+        }
+        let p = total as f64 / runs_done as f64;
+        let attempts = if total == runs_done {
             1
         } else {
             ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(2, MAX_ATTEMPTS)
         };
         console.say(format!(
-            "the original is flaky: it failed the same way {total} of 7 times; each candidate gets up to {attempts} runs"
+            "the original is flaky: it failed the same way {total} of {runs_done} times; each candidate gets up to {attempts} runs"
         ));
-        (attempts, format!("{total}/7"))
+        (attempts, format!("{total}/{runs_done}"))
     };
     Ok(Some(Baseline {
         signature: sig,
