@@ -7,12 +7,35 @@ use plotters::prelude::*;
 
 use crate::bench::CaseRow;
 
-/// One step curve per case, each labelled at its end, so that no legend is needed.
+/// Strong colours that stay apart on white; cycled when there are more cases.
+const COLOURS: &[(u8, u8, u8)] = &[
+    (31, 119, 180),
+    (214, 39, 40),
+    (44, 160, 44),
+    (148, 103, 189),
+    (255, 127, 14),
+    (140, 86, 75),
+    (227, 119, 194),
+    (23, 190, 207),
+    (127, 127, 127),
+    (188, 189, 34),
+    (0, 0, 128),
+    (128, 0, 0),
+    (0, 100, 0),
+    (75, 0, 130),
+    (184, 134, 11),
+    (0, 128, 128),
+    (199, 21, 133),
+];
+
+/// One step curve per case. Labels stand in a column right of the curves, in the order the
+/// curves end, each joined to its curve's end by a thin line: no legend to hunt, no overlap.
 pub fn reduction_curves(cases: &[CaseRow], path: &Path) -> Result<()> {
-    let cases: Vec<&CaseRow> = cases
+    let mut cases: Vec<&CaseRow> = cases
         .iter()
         .filter(|c| c.skipped.is_none() && !c.trace.is_empty())
         .collect();
+    cases.sort_by_key(|c| (c.final_lines, c.name.clone()));
     let max_x = cases
         .iter()
         .map(|c| c.oracle_calls)
@@ -25,8 +48,16 @@ pub fn reduction_curves(cases: &[CaseRow], path: &Path) -> Result<()> {
         .max()
         .unwrap_or(1)
         .max(1);
+    let label_x = max_x + max_x / 20;
+    let gap = (max_y / 25).max(1);
+    let mut label_y = Vec::new();
+    for case in &cases {
+        let below = label_y.last().map_or(0, |y: &usize| y + gap);
+        label_y.push(case.final_lines.max(below));
+    }
+    let top = label_y.last().copied().unwrap_or(0).max(max_y) + gap;
     let draw = || -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::new(path, (1100, 650)).into_drawing_area();
+        let root = SVGBackend::new(path, (1100, 700)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
@@ -36,33 +67,37 @@ pub fn reduction_curves(cases: &[CaseRow], path: &Path) -> Result<()> {
             .margin(20)
             .x_label_area_size(45)
             .y_label_area_size(55)
-            // Room on the right for the labels at the ends of the curves.
-            .build_cartesian_2d(0..max_x + max_x / 4, 0..max_y + max_y / 20)?;
+            .build_cartesian_2d(0..max_x + max_x * 2 / 5, 0..top)?;
         chart
             .configure_mesh()
             .x_desc("candidate runs")
             .y_desc("non-blank lines")
             .light_line_style(WHITE)
             .draw()?;
-        for (i, case) in cases.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let mut points = Vec::new();
+        for ((i, case), &y) in cases.iter().enumerate().zip(&label_y) {
+            let (r, g, b) = COLOURS[i % COLOURS.len()];
+            let colour = RGBColor(r, g, b);
+            let mut points = vec![case.trace[0]];
             for window in case.trace.windows(2) {
                 let ((_, y0), (x1, y1)) = (window[0], window[1]);
                 points.push((x1, y0));
                 points.push((x1, y1));
             }
-            points.insert(0, case.trace[0]);
-            points.push((case.oracle_calls, case.final_lines));
-            chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
+            let end = (case.oracle_calls, case.final_lines);
+            points.push(end);
+            chart.draw_series(LineSeries::new(points, colour.stroke_width(2)))?;
+            chart.draw_series(LineSeries::new(
+                [end, (label_x, y)],
+                colour.mix(0.5).stroke_width(1),
+            ))?;
             let label = format!(
                 "{} ({} → {})",
                 case.name, case.original_lines, case.final_lines
             );
             chart.draw_series(std::iter::once(Text::new(
                 label,
-                (case.oracle_calls + max_x / 100, case.final_lines),
-                ("sans-serif", 12).into_font().color(&color),
+                (label_x + max_x / 100, y),
+                ("sans-serif", 12).into_font().color(&colour),
             )))?;
         }
         root.present()?;
