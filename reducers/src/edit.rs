@@ -167,7 +167,14 @@ fn with_separator(text: &str, range: Range<usize>) -> Range<usize> {
 pub fn comments_above(text: &str, mut start: usize) -> usize {
     while start > 0 {
         let prev = line_start(text, start - 1);
-        if text[prev..start].trim_start().starts_with('#') {
+        let line = text[prev..start].trim_start();
+        // A `# scrub:` directive belongs to the code it marks, not to what follows it.
+        if line.starts_with('#')
+            && !line
+                .trim_start_matches('#')
+                .trim_start()
+                .starts_with("scrub:")
+        {
             start = prev;
         } else {
             break;

@@ -45,6 +45,37 @@ impl Script {
             .collect()
     }
 
+    /// The byte ranges no pass may touch: each line carrying a `# scrub: keep` comment, and
+    /// the lines from `# scrub: keep-begin` to `# scrub: keep-end` (to the end of the script
+    /// when the end is missing). For values that matter to the bug but not to the signature.
+    pub fn protected(&self) -> Vec<std::ops::Range<usize>> {
+        let text = self.text.as_str();
+        let mut out = Vec::new();
+        let mut begin = None;
+        for comment in self.comments() {
+            let directive = text[comment.clone()].trim_start_matches('#').trim();
+            let Some(what) = directive.strip_prefix("scrub:") else {
+                continue;
+            };
+            let line = crate::edit::line_start(text, comment.start)
+                ..crate::edit::line_end(text, comment.end);
+            match what.trim() {
+                "keep" => out.push(line),
+                "keep-begin" => begin = begin.or(Some(line.start)),
+                "keep-end" => {
+                    if let Some(start) = begin.take() {
+                        out.push(start..line.end);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(start) = begin {
+            out.push(start..text.len());
+        }
+        out
+    }
+
     /// The source text of a node.
     pub fn slice(&self, node: &impl Ranged) -> &str {
         &self.text[node.range().start().to_usize()..node.range().end().to_usize()]

@@ -111,7 +111,7 @@ pub fn code_lines(script: &Script) -> usize {
 /// Reduces `text` with `passes` in rounds until the stop rule holds. When it stops at the
 /// target, the cosmetic passes (comments, blank lines) still run once.
 ///
-/// Every accepted script is strictly shorter than the one before, so the loop ends. Within a
+/// Every accepted script is smaller than the one before (see `smaller`), so the loop ends. Within a
 /// pass, candidates are judged `window` at a time; the first win of a window is accepted,
 /// merged with every later win of the window that does not overlap it when the merged
 /// script is judged good too, and the pass goes on from the first win's position in the
@@ -264,8 +264,14 @@ fn progress<'a>(pass: &'a str, round: usize, script: &'a Script) -> Progress<'a>
     }
 }
 
-/// The next `window` candidates from `cursor` on that change the script, make it shorter and
-/// parse, with their texts; and the index after the last one looked at.
+/// The order every accepted script must descend in: shorter, or as long and lexicographically
+/// smaller (`5` → `1`). Each length has finitely many texts, so the loop ends.
+fn smaller(text: &str, than: &str) -> bool {
+    (text.len(), text) < (than.len(), than)
+}
+
+/// The next `window` candidates from `cursor` on that leave protected code alone, make the
+/// script smaller and parse, with their texts; and the index after the last one looked at.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
@@ -274,10 +280,17 @@ fn fill_window(
 ) -> (Vec<(usize, String)>, usize) {
     let mut window = Vec::new();
     let mut seen = HashSet::new();
+    let protected = current.protected();
     let mut i = cursor;
     while window.len() < options.window && i < candidates.len() {
-        if let Some(text) = candidates[i].apply(current.text())
-            && text.len() < current.text().len()
+        let touches_protected = candidates[i].edits.iter().any(|e| {
+            protected
+                .iter()
+                .any(|p| e.range.start < p.end && p.start < e.range.end)
+        });
+        if !touches_protected
+            && let Some(text) = candidates[i].apply(current.text())
+            && smaller(&text, current.text())
             && !seen.contains(&text)
             && Script::parse(text.as_str(), options.version).is_some()
         {

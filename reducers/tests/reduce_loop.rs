@@ -179,3 +179,36 @@ fn a_run_stopped_at_its_target_still_drops_comments_and_blank_line_runs() {
     assert!(!out.text.contains('#'), "{}", out.text);
     assert!(!out.text.contains("\n\n\n"), "{}", out.text);
 }
+
+#[test]
+fn code_marked_keep_survives_every_pass() {
+    let text = "import os\nSEED = 1234  # scrub: keep\n# scrub: keep-begin\ndef setup():\n    return os.getcwd()\n# scrub: keep-end\nx = 1\nraise KeyError('calibration')\n";
+    let out = reduce(text, PASSES, &mut Contains(&["calibration"]), &exhaustive()).unwrap();
+    assert!(
+        out.text.contains("SEED = 1234  # scrub: keep\n"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("def setup():\n    return os.getcwd()\n"),
+        "{}",
+        out.text
+    );
+    assert!(!out.text.contains("x = 1"), "{}", out.text);
+}
+
+#[test]
+fn values_shrink_to_what_the_oracle_needs() {
+    let text = "for i in range(100):\n    n = 48\nraise KeyError('calibration-and-more')\n";
+    let out = reduce(text, PASSES, &mut Contains(&["calib"]), &exhaustive()).unwrap();
+    assert!(
+        !out.text.contains("range") && !out.text.contains("48"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("'calib'") && !out.text.contains("calibr"),
+        "{}",
+        out.text
+    );
+}

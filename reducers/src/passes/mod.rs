@@ -7,8 +7,10 @@ mod delete_statements;
 mod drop_imports;
 mod hoist_expressions;
 mod inline_main;
+mod shrink_values;
 mod strip_comments;
 mod tidy_blank_lines;
+mod unroll_loops;
 mod unwrap_blocks;
 
 pub use delete_arguments::DeleteArguments;
@@ -18,8 +20,10 @@ pub use delete_statements::DeleteStatements;
 pub use drop_imports::DropImports;
 pub use hoist_expressions::HoistExpressions;
 pub use inline_main::InlineMain;
+pub use shrink_values::ShrinkValues;
 pub use strip_comments::StripComments;
 pub use tidy_blank_lines::TidyBlankLines;
+pub use unroll_loops::UnrollLoops;
 pub use unwrap_blocks::UnwrapBlocks;
 
 use std::collections::HashSet;

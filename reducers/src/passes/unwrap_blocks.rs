@@ -165,7 +165,7 @@ fn clauses<'a>(text: &str, stmt: &'a Stmt) -> Vec<Clause<'a>> {
 }
 
 /// Whether `stmt` holds a `break` or `continue` of the loop around it.
-fn leaves_loop(stmt: &Stmt) -> bool {
+pub(crate) fn leaves_loop(stmt: &Stmt) -> bool {
     match stmt {
         Stmt::Break(_) | Stmt::Continue(_) => true,
         Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,

@@ -1,0 +1,148 @@
+//! Unroll a `for` loop to one pass of its body.
+//!
+//! ## What it removes
+//! The loop around a body: `for x in ITER: body` becomes `x = <one element>` followed by the
+//! body, re-indented. The element tried first is the first, then the last: for a literal list,
+//! tuple or set that element itself, for `range(n)` `0` and `n - 1`, for `range(a, …)` `a`,
+//! and otherwise `[*ITER][0]` and `[*ITER][-1]`.
+//!
+//! ## Example
+//! ```python
+//! for board in ["imu-01", "thermal-07"]:     # before
+//!     check(board)
+//! board = "thermal-07"                       # after (the last element reaches the failure)
+//! check(board)
+//! ```
+//!
+//! ## When it cannot apply
+//! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop.
+
+use super::{body_at_indent, largest_first, lines_label};
+use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, starts_line};
+use crate::pass::Pass;
+use crate::python::{Expr, Script, Stmt, all_bodies, span};
+
+pub struct UnrollLoops;
+
+impl Pass for UnrollLoops {
+    fn name(&self) -> &'static str {
+        "unroll_loops"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let text = script.text();
+        let mut out = Vec::new();
+        for body in all_bodies(script.body()) {
+            for stmt in body {
+                let Stmt::For(for_) = stmt else { continue };
+                let range = span(stmt);
+                if for_.is_async || !for_.orelse.is_empty() || !starts_line(text, range.start) {
+                    continue;
+                }
+                if for_.body.iter().any(super::unwrap_blocks::leaves_loop) {
+                    continue;
+                }
+                let indent = indent_at(text, range.start);
+                let Some(body_text) = body_at_indent(script, &for_.body, indent) else {
+                    continue;
+                };
+                let target = script.slice(&*for_.target);
+                let label = lines_label(text, &range);
+                let lines = line_start(text, range.start)..line_end(text, range.end);
+                for (which, value) in elements(script, &for_.iter) {
+                    out.push(Candidate::new(
+                        format!("unroll the loop at {label} with its {which} element"),
+                        vec![Edit::replace(
+                            lines.clone(),
+                            format!("{indent}{target} = {value}\n{body_text}"),
+                        )],
+                    ));
+                }
+            }
+        }
+        largest_first(&mut out);
+        out
+    }
+}
+
+/// The first and last elements of an iterable, as code.
+fn elements(script: &Script, iter: &Expr) -> Vec<(&'static str, String)> {
+    let literal = match iter {
+        Expr::List(l) => Some(&l.elts[..]),
+        Expr::Tuple(t) => Some(&t.elts[..]),
+        Expr::Set(s) => Some(&s.elts[..]),
+        _ => None,
+    };
+    if let Some(elts) = literal {
+        let mut out = Vec::new();
+        if let Some(first) = elts.first() {
+            out.push(("first", script.slice(first).to_string()));
+        }
+        if elts.len() > 1 {
+            out.push(("last", script.slice(&elts[elts.len() - 1]).to_string()));
+        }
+        return out;
+    }
+    if let Expr::Call(call) = iter
+        && matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range")
+        && call.arguments.keywords.is_empty()
+    {
+        match &*call.arguments.args {
+            [n] => {
+                return vec![
+                    ("first", "0".into()),
+                    ("last", format!("{} - 1", script.slice(n))),
+                ];
+            }
+            [a, ..] => return vec![("first", script.slice(a).to_string())],
+            [] => {}
+        }
+    }
+    let code = script.slice(iter);
+    vec![
+        ("first", format!("[*{code}][0]")),
+        ("last", format!("[*{code}][-1]")),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::candidate_texts;
+
+    #[test]
+    fn a_literal_loop_unrolls_to_its_first_and_last_element() {
+        let texts = candidate_texts(&UnrollLoops, "for b in ['a', 'bb']:\n    check(b)\n");
+        assert!(
+            texts.contains(&"b = 'a'\ncheck(b)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"b = 'bb'\ncheck(b)\n".to_string()),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_range_loop_binds_zero_and_a_generic_one_indexes() {
+        let texts = candidate_texts(
+            &UnrollLoops,
+            "for i in range(n):\n    f(i)\nfor k, v in d.items():\n    g(k)\n",
+        );
+        assert!(
+            texts.iter().any(|t| t.starts_with("i = 0\nf(i)\n")),
+            "{texts:?}"
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.contains("k, v = [*d.items()][0]\ng(k)\n")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_loop_with_break_is_not_unrolled() {
+        assert!(candidate_texts(&UnrollLoops, "for i in x:\n    break\n").is_empty());
+    }
+}
