@@ -40,6 +40,9 @@ pub struct Options {
     /// How many candidates are judged together. Fixed, and independent of how many run in
     /// parallel, so that the result is the same for any number of workers.
     pub window: usize,
+    /// Within a round, a pass is set aside after this many candidates in a row were refused;
+    /// a round without progress is then run again in full before the loop calls it a fixpoint.
+    pub give_up_after: usize,
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             version: PythonVersion::PY311,
             target_lines: Some(20),
             window: 8,
+            give_up_after: 64,
         }
     }
 }
@@ -142,7 +146,7 @@ pub fn reduce(
     if stop == StopReason::TargetReached {
         // Stopping early must not leave comments and runs of blank lines behind.
         for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.is_cosmetic()) {
-            if run.pass(i, *pass) == Err(Interrupted) {
+            if run.pass(i, *pass, true) == Err(Interrupted) {
                 break;
             }
         }
@@ -169,6 +173,8 @@ struct Run<'a> {
 enum PassEnd {
     Exhausted,
     TargetReached,
+    /// Too many candidates in a row were refused.
+    GaveUp,
 }
 
 impl Run<'_> {
@@ -181,32 +187,62 @@ impl Run<'_> {
     /// Rounds of every pass until the target is met, a round changes nothing, or the oracle
     /// is interrupted.
     fn rounds(&mut self, passes: &[&dyn Pass]) -> StopReason {
+        let mut patient = false;
         loop {
             if self.target_met() {
                 return StopReason::TargetReached;
             }
             self.round += 1;
-            let at_start = self.current.text().len();
-            for (i, pass) in passes.iter().enumerate() {
-                match self.pass(i, *pass) {
+            let at_start = self.current.text().to_string();
+            let mut gave_up = false;
+            for i in self.schedule(passes) {
+                match self.pass(i, passes[i], patient) {
                     Err(Interrupted) => return StopReason::Interrupted,
                     Ok(PassEnd::TargetReached) => return StopReason::TargetReached,
+                    Ok(PassEnd::GaveUp) => gave_up = true,
                     Ok(PassEnd::Exhausted) => {}
                 }
             }
-            if self.current.text().len() == at_start {
-                return StopReason::Fixpoint;
+            if self.current.text() == at_start {
+                if !gave_up {
+                    return StopReason::Fixpoint;
+                }
+                // Every candidate gets its turn before the loop calls this a fixpoint.
+                patient = true;
+            } else {
+                patient = false;
             }
         }
     }
 
+    /// The order of the passes in this round: the bytes each removed per candidate so far,
+    /// most first (ties, and the first round, in registry order); cosmetic passes last.
+    fn schedule(&self, passes: &[&dyn Pass]) -> Vec<usize> {
+        let rate = |i: usize| {
+            let s = &self.stats[i];
+            s.bytes_removed as f64 / s.candidates.max(1) as f64
+        };
+        let mut order: Vec<usize> = (0..passes.len()).collect();
+        order.sort_by(|&a, &b| {
+            passes[a]
+                .is_cosmetic()
+                .cmp(&passes[b].is_cosmetic())
+                .then(rate(b).total_cmp(&rate(a)))
+        });
+        order
+    }
+
     /// Runs pass number `i` over the current script until its candidates run out.
-    fn pass(&mut self, i: usize, pass: &dyn Pass) -> Result<PassEnd, Interrupted> {
+    fn pass(&mut self, i: usize, pass: &dyn Pass, patient: bool) -> Result<PassEnd, Interrupted> {
         self.oracle
             .progress(&progress(pass.name(), self.round, &self.current));
         let mut candidates = pass.candidates(&self.current);
         let mut cursor = 0;
+        let mut refused_in_a_row = 0;
         loop {
+            if !patient && refused_in_a_row >= self.options.give_up_after {
+                return Ok(PassEnd::GaveUp);
+            }
             let (window, next) = fill_window(&candidates, cursor, &self.current, self.options);
             if window.is_empty() {
                 return Ok(PassEnd::Exhausted);
@@ -216,9 +252,11 @@ impl Run<'_> {
             self.stats[i].candidates += texts.len();
             let wins: Vec<usize> = (0..window.len()).filter(|&w| verdicts[w]).collect();
             let Some(&first) = wins.first() else {
+                refused_in_a_row += texts.len();
                 cursor = next;
                 continue;
             };
+            refused_in_a_row = 0;
             let (mut accepted, mut parts) = (window[first].1.clone(), 1);
             let mut merged = candidates[window[first].0].clone();
             let mut merged_parts = 1;

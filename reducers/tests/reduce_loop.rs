@@ -212,3 +212,24 @@ fn values_shrink_to_what_the_oracle_needs() {
         out.text
     );
 }
+
+#[test]
+fn a_pass_refused_again_and_again_is_set_aside_then_retried_in_full_before_the_fixpoint() {
+    /// Refuses everything, and records how many texts each call brought.
+    struct Refuses(Vec<usize>);
+    impl Oracle for Refuses {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            self.0.push(texts.len());
+            Ok(vec![false; texts.len()])
+        }
+    }
+    let impatient = Options { target_lines: None, give_up_after: 8, ..Options::default() };
+    let out = reduce(BLOATED, PASSES, &mut Refuses(Vec::new()), &impatient).unwrap();
+    assert_eq!(out.stop, StopReason::Fixpoint);
+    assert_eq!(out.rounds, 2, "a round that gave up is followed by a patient one");
+    let patient = Options { target_lines: None, give_up_after: usize::MAX, ..Options::default() };
+    let full = reduce(BLOATED, PASSES, &mut Refuses(Vec::new()), &patient).unwrap();
+    assert_eq!(full.rounds, 1);
+    let judged = |r: &scrub_reducers::Reduction| r.passes.iter().map(|p| p.candidates).sum::<usize>();
+    assert!(judged(&out) > judged(&full), "the patient round judges everything once more");
+}
