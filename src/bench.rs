@@ -170,6 +170,7 @@ fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<Summary, String>> 
         },
         no_cache: false,
         run_dir: None,
+        cold: args.cold,
         json: false,
         quiet: true,
     };

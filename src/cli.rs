@@ -59,6 +59,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
+    /// Cold workers only (see `scrub reduce --cold`).
+    #[arg(long)]
+    pub cold: bool,
+
     /// Use the on-disk cache instead of a cold one per case.
     #[arg(long)]
     pub warm_cache: bool,
@@ -121,6 +125,11 @@ pub struct ReduceArgs {
     /// beside the output].
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+
+    /// Run every candidate as a fresh `PY repro.py` instead of forking it from a warm worker
+    /// that has already imported the script's modules.
+    #[arg(long)]
+    pub cold: bool,
 
     /// Print one JSON object with the figures of the run on stdout at the end.
     #[arg(long)]

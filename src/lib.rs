@@ -13,6 +13,7 @@ pub mod process;
 pub mod reduce;
 pub mod rundir;
 pub mod workers;
+pub mod zygote;
 
 use std::process::ExitCode;
 

@@ -58,27 +58,8 @@ pub struct Interrupted;
 /// `PYTHONHASHSEED=0`. Errors are failures to run at all; an interruption is an error of
 /// type [`Interrupted`].
 pub fn run_script(text: &str, spec: &RunSpec) -> Result<Outcome> {
-    let dir = tempfile::Builder::new()
-        .prefix("scrub-")
-        .tempdir()
-        .context("cannot create a temporary directory")?;
+    let (dir, mut out, mut err) = prepare_dir(text)?;
     let work = dir.path().join("work");
-    fs::create_dir(&work)?;
-    let script = work.join("repro.py");
-    fs::write(&script, text)?;
-    let mut out = fs::File::options()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(dir.path().join("stdout"))?;
-    let mut err = fs::File::options()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(dir.path().join("stderr"))?;
-
     let mut command = StdCommandWrap::with_new(spec.python, |c| {
         c.arg("repro.py")
             .current_dir(&work)
@@ -122,6 +103,28 @@ pub fn run_script(text: &str, spec: &RunSpec) -> Result<Outcome> {
     })
 }
 
+/// A fresh temporary directory holding `work/repro.py` with `text`, and the files that take
+/// the run's stdout and stderr (beside `work/`, out of the script's sight).
+pub(crate) fn prepare_dir(text: &str) -> Result<(tempfile::TempDir, fs::File, fs::File)> {
+    let dir = tempfile::Builder::new()
+        .prefix("scrub-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let work = dir.path().join("work");
+    fs::create_dir(&work)?;
+    fs::write(work.join("repro.py"), text)?;
+    let open = |name: &str| {
+        fs::File::options()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(dir.path().join(name))
+    };
+    let (out, err) = (open("stdout")?, open("stderr")?);
+    Ok((dir, out, err))
+}
+
 /// The child's process group; killed whenever this is dropped, so that no straggler
 /// (a grandchild that outlived the child, or everything when the runner unwinds) remains.
 struct Group(Box<dyn StdChildWrapper>);
@@ -141,7 +144,7 @@ impl Drop for Group {
 }
 
 /// The last `KEEP_BYTES` of a file, as text.
-fn tail(file: &mut fs::File) -> Result<String> {
+pub(crate) fn tail(file: &mut fs::File) -> Result<String> {
     let len = file.seek(SeekFrom::End(0))?;
     file.seek(SeekFrom::Start(len.saturating_sub(KEEP_BYTES)))?;
     let mut bytes = Vec::new();

@@ -138,12 +138,12 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
         .jobs
         .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() });
     let timeout = args.timeout.map(Duration::from_secs_f64);
-    let workers = Workers {
-        python: interp.path.clone(),
-        timeout: timeout.unwrap_or(ORIGINAL_TIMEOUT),
+    let workers = Workers::new(
+        interp.path.clone(),
+        timeout.unwrap_or(ORIGINAL_TIMEOUT),
         jobs,
         gpus,
-    };
+    );
     Ok(Setup {
         text,
         sig,
@@ -175,6 +175,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     if sig.judge(&run_one("", &workers)?) == Verdict::Same {
         bail!("the signature {sig} also matches an empty script; give a more specific --sig");
     }
+    let warm = !args.cold && warm_up(&text, &args.file, &sig, &mut workers, &console)?;
 
     let run_dir = RunDir::create(
         &args
@@ -195,6 +196,14 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         "timeout per candidate: {:.1} s, jobs: {}",
         workers.timeout.as_secs_f64(),
         workers.jobs
+    ));
+    run_dir.log(format!(
+        "workers: {}",
+        if warm {
+            "warm (forked from a zygote)"
+        } else {
+            "cold"
+        }
     ));
     let cache_dir = if args.no_cache {
         None
@@ -241,8 +250,13 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         return Ok(Finish::Interrupted(partial));
     }
 
-    let (result, verified) =
-        verified_result(&oracle.history, &sig, base.attempts, &workers, &console)?;
+    // The final check is always a cold process.
+    let history = std::mem::take(&mut oracle.history);
+    let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
+    let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
+    workers.warm = None;
+    workers.stop_zygotes();
+    let (result, verified) = verified_result(&history, &sig, base.attempts, &workers, &console)?;
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
         .unified_diff()
@@ -261,7 +275,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     };
     run_dir.log(format!(
         "stop: {stop_reason}; runs: {}; cache hits: {}; {wall:.1} s",
-        oracle.calls, oracle.hits
+        calls, hits
     ));
     console.say(format!(
         "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
@@ -270,8 +284,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         count_lines(&result),
         text.len(),
         result.len(),
-        oracle.calls,
-        oracle.hits,
+        calls,
+        hits,
         output.display()
     ));
     Ok(Finish::Reduced(Box::new(Summary {
@@ -283,8 +297,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         original_bytes: text.len(),
         final_lines: count_lines(&result),
         final_bytes: result.len(),
-        oracle_calls: oracle.calls,
-        cache_hits: oracle.hits,
+        oracle_calls: calls,
+        cache_hits: hits,
         wall_seconds: (wall * 1000.0).round() / 1000.0,
         stop_reason,
         verified,
@@ -301,10 +315,10 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
                 candidates: p.candidates,
                 accepted: p.accepted,
                 bytes_removed: p.bytes_removed,
-                oracle_seconds: oracle.oracle_seconds.get(p.name).copied().unwrap_or(0.0),
+                oracle_seconds: oracle_seconds.get(p.name).copied().unwrap_or(0.0),
             })
             .collect(),
-        trace: oracle.trace.clone(),
+        trace,
     })))
 }
 
@@ -518,6 +532,36 @@ fn run_many(text: &str, n: usize, workers: &Workers) -> Result<Vec<Outcome>> {
 
 fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
     Ok(run_many(text, 1, workers)?.remove(0))
+}
+
+/// Switches `workers` to warm mode when the original fails the same way in a warm worker as
+/// it did cold; otherwise says so and stays cold. Returns whether warm mode is on.
+fn warm_up(
+    text: &str,
+    file: &Path,
+    sig: &Signature,
+    workers: &mut Workers,
+    console: &Console,
+) -> Result<bool> {
+    let original =
+        fs::canonicalize(file).with_context(|| format!("cannot resolve {}", file.display()))?;
+    workers.warm = Some(original);
+    let warm = match run_one(text, workers) {
+        Ok(outcome) => sig.judge(&outcome) == Verdict::Same,
+        Err(e) if e.is::<process::Interrupted>() => return Err(e),
+        Err(e) => {
+            console.warn(format!(
+                "cannot start a warm worker ({e:#}); using cold workers"
+            ));
+            false
+        }
+    };
+    if !warm {
+        console.say("the original does not fail the same way in a warm worker; using cold workers");
+        workers.warm = None;
+        workers.stop_zygotes();
+    }
+    Ok(warm)
 }
 
 /// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::process::{Outcome, RunSpec, run_script};
+use crate::zygote::Zygote;
 
 pub struct Workers {
     pub python: PathBuf,
@@ -16,9 +17,62 @@ pub struct Workers {
     /// GPU ids handed out round robin: worker i sees `CUDA_VISIBLE_DEVICES=gpus[i % n]`.
     /// Empty: the variable is left as it is.
     pub gpus: Vec<String>,
+    /// Warm mode: the script whose imports each worker's zygote preloads. `None`: every
+    /// candidate is a cold `PY repro.py`.
+    pub warm: Option<PathBuf>,
+    /// Worker i's zygote, started on first use and again after it dies.
+    pub zygotes: Vec<Mutex<Option<Zygote>>>,
 }
 
 impl Workers {
+    pub fn new(python: PathBuf, timeout: Duration, jobs: usize, gpus: Vec<String>) -> Workers {
+        Workers {
+            python,
+            timeout,
+            jobs,
+            gpus,
+            warm: None,
+            zygotes: (0..jobs).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+
+    /// Runs `text` on worker `worker`: forked from its zygote in warm mode, else cold.
+    fn run_on(&self, worker: usize, text: &str, env: &[(String, String)]) -> Result<Outcome> {
+        let Some(original) = &self.warm else {
+            let spec = RunSpec {
+                python: &self.python,
+                timeout: self.timeout,
+                env,
+            };
+            return run_script(text, &spec);
+        };
+        let mut slot = self.zygotes[worker]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(Zygote::start(&self.python, original, env)?);
+        }
+        let result = slot
+            .as_mut()
+            .expect("started above")
+            .run(text, self.timeout);
+        if result
+            .as_ref()
+            .is_err_and(|e| !e.is::<crate::process::Interrupted>())
+        {
+            // A zygote that failed is replaced before the next candidate.
+            *slot = None;
+        }
+        result
+    }
+
+    /// Stops every zygote (they are started again on demand).
+    pub fn stop_zygotes(&self) {
+        for slot in &self.zygotes {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
     /// The environment worker `i` adds to every run.
     pub fn env_of(&self, worker: usize) -> Vec<(String, String)> {
         if self.gpus.is_empty() {
@@ -41,17 +95,12 @@ impl Workers {
                 let (results, next) = (&results, &next);
                 scope.spawn(move || {
                     let env = self.env_of(worker);
-                    let spec = RunSpec {
-                        python: &self.python,
-                        timeout: self.timeout,
-                        env: &env,
-                    };
                     loop {
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         if i >= texts.len() {
                             break;
                         }
-                        *results[i].lock().unwrap() = Some(run_script(texts[i], &spec));
+                        *results[i].lock().unwrap() = Some(self.run_on(worker, texts[i], &env));
                     }
                 });
             }

@@ -114,12 +114,12 @@ fn every_candidate_runs_in_a_fresh_directory_with_a_fixed_hash_seed_and_no_stdin
 #[test]
 fn workers_are_pinned_to_gpus_round_robin() {
     // Each run sleeps so that both workers take part; each reports what it sees.
-    let workers = Workers {
-        python: PathBuf::from(common::python()),
-        timeout: Duration::from_secs(20),
-        jobs: 2,
-        gpus: vec!["3".into(), "5".into()],
-    };
+    let workers = Workers::new(
+        PathBuf::from(common::python()),
+        Duration::from_secs(20),
+        2,
+        vec!["3".into(), "5".into()],
+    );
     let script =
         "import os, time\ntime.sleep(0.3)\nprint(os.environ.get('CUDA_VISIBLE_DEVICES'))\n";
     let outcomes = workers.run_all(&[script; 4]);
@@ -137,12 +137,12 @@ fn workers_are_pinned_to_gpus_round_robin() {
 
 #[test]
 fn without_gpus_the_variable_is_left_alone() {
-    let workers = Workers {
-        python: PathBuf::from(common::python()),
-        timeout: Duration::from_secs(20),
-        jobs: 2,
-        gpus: vec![],
-    };
+    let workers = Workers::new(
+        PathBuf::from(common::python()),
+        Duration::from_secs(20),
+        2,
+        vec![],
+    );
     assert!(workers.env_of(0).is_empty());
     let script = "import os\nprint(os.environ.get('CUDA_VISIBLE_DEVICES', 'unset'))\n";
     let inherited = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "unset".into());
@@ -152,12 +152,12 @@ fn without_gpus_the_variable_is_left_alone() {
 
 #[test]
 fn results_come_back_in_the_order_of_the_texts() {
-    let workers = Workers {
-        python: PathBuf::from(common::python()),
-        timeout: Duration::from_secs(20),
-        jobs: 2,
-        gpus: vec![],
-    };
+    let workers = Workers::new(
+        PathBuf::from(common::python()),
+        Duration::from_secs(20),
+        2,
+        vec![],
+    );
     let texts: Vec<String> = (0..6)
         .map(|i| {
             format!(

@@ -1,0 +1,154 @@
+//! Warm workers: a Python zygote imports the repro's modules once, then forks a child per
+//! candidate, so that a heavy import (torch: ~5 s) is paid once per worker, not per candidate.
+//!
+//! The child is treated like a cold process: its own process group, a fresh working
+//! directory, output to files, the same timeout and group kill, the same `Outcome`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{ChildStdin, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
+use serde::Deserialize;
+
+use crate::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir, tail};
+
+const SOURCE: &str = include_str!("zygote/zygote.py");
+/// Importing torch with a cold disk can take a minute.
+const READY_TIMEOUT: Duration = Duration::from_secs(300);
+const POLL: Duration = Duration::from_millis(20);
+
+pub struct Zygote {
+    child: Box<dyn StdChildWrapper>,
+    requests: ChildStdin,
+    answers: Receiver<String>,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    pid: i32,
+    status: Option<i32>,
+}
+
+impl Zygote {
+    /// Starts a zygote for the script at `original` under `python`, with `env` added.
+    pub fn start(python: &Path, original: &Path, env: &[(String, String)]) -> Result<Zygote> {
+        let mut command = StdCommandWrap::with_new(python, |c| {
+            c.args(["-c", SOURCE])
+                .arg(original)
+                .env("PYTHONHASHSEED", "0")
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null());
+        });
+        command.wrap(ProcessGroup::leader());
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start a warm worker with {}", python.display()))?;
+        let requests = child.stdin().take().expect("piped stdin");
+        let stdout = child.stdout().take().expect("piped stdout");
+        let (tx, answers) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let zygote = Zygote {
+            child,
+            requests,
+            answers,
+        };
+        match zygote.answers.recv_timeout(READY_TIMEOUT) {
+            Ok(line) if line.contains("ready") => Ok(zygote),
+            Ok(line) => bail!("the warm worker said {line:?} instead of getting ready"),
+            Err(_) => bail!("the warm worker did not get ready"),
+        }
+    }
+
+    /// Runs `text` as a forked child; like `process::run_script`, an interruption is an
+    /// error of type [`Interrupted`], and a zygote that dies is an error too.
+    pub fn run(&mut self, text: &str, timeout: Duration) -> Result<Outcome> {
+        let (dir, mut out, mut err) = prepare_dir(text)?;
+        let request = serde_json::json!({
+            "dir": dir.path().join("work"),
+            "script": "repro.py",
+            "stdout": dir.path().join("stdout"),
+            "stderr": dir.path().join("stderr"),
+        });
+        writeln!(self.requests, "{request}").context("the warm worker is gone")?;
+        self.requests.flush().context("the warm worker is gone")?;
+        let start = Instant::now();
+        let pid = self.answer(Duration::from_secs(30))?.pid;
+        let mut killed = None;
+        let raw = loop {
+            if killed.is_none() {
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    killed = Some(Err(()));
+                } else if start.elapsed() >= timeout {
+                    killed = Some(Ok(()));
+                }
+                if killed.is_some() {
+                    kill_group(pid);
+                }
+            }
+            match self.answers.recv_timeout(POLL) {
+                Ok(line) => {
+                    let answer: Answer = serde_json::from_str(&line)
+                        .context("unreadable answer from the warm worker")?;
+                    if let (true, Some(status)) = (answer.pid == pid, answer.status) {
+                        break status;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => bail!("the warm worker died"),
+            }
+        };
+        let duration = start.elapsed();
+        // Stragglers: anything the child left running in its group.
+        kill_group(pid);
+        let status = match killed {
+            Some(Err(())) => return Err(Interrupted.into()),
+            Some(Ok(())) => Status::TimedOut,
+            None if libc::WIFSIGNALED(raw) => Status::Signaled(libc::WTERMSIG(raw)),
+            None => Status::Exited(libc::WEXITSTATUS(raw)),
+        };
+        Ok(Outcome {
+            status,
+            stdout: tail(&mut out)?,
+            stderr: tail(&mut err)?,
+            duration,
+        })
+    }
+
+    fn answer(&self, limit: Duration) -> Result<Answer> {
+        let line = self
+            .answers
+            .recv_timeout(limit)
+            .map_err(|_| anyhow!("the warm worker did not answer"))?;
+        serde_json::from_str(&line).context("unreadable answer from the warm worker")
+    }
+}
+
+fn kill_group(pid: i32) {
+    if pid > 0 {
+        // SAFETY: killpg only sends a signal; a group that is gone gives ESRCH, ignored.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.inner_mut().wait();
+    }
+}

@@ -1,0 +1,163 @@
+"""scrub's warm worker: import a repro's modules once, then fork a child per candidate.
+
+Started as `PY zygote.py ORIGINAL` with the worker's environment (PYTHONHASHSEED, CUDA_VISIBLE_DEVICES).
+It imports the top-level modules that ORIGINAL imports and that import cleanly, runs nothing
+else, and serves requests on stdin, one JSON object per line:
+
+    {"dir": D, "script": S, "stdout": O, "stderr": E}
+
+For each it forks a child that runs S as `__main__` in D with its output in O and E, in a
+process group of its own, and answers `{"pid": P}` at once and `{"pid": P, "status": W}` (the
+raw wait status) when the child is gone. The child behaves as `python S` would: uncaught
+exceptions are printed by sys.excepthook and exit with status 1, SystemExit is honoured,
+non-daemon threads are joined and atexit handlers run before it exits.
+"""
+
+import ast
+import importlib
+import json
+import os
+import sys
+
+
+def preload(original):
+    """Import every top-level module the script imports, ignoring those that fail."""
+    try:
+        with open(original, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            if name == "__main__":
+                continue
+            try:
+                importlib.import_module(name)
+            except BaseException:
+                pass
+
+
+def run_child(request):
+    """In the forked child: become `python script` and never return."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        die_with_parent()
+        null = os.open(os.devnull, os.O_RDONLY)
+        out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        for fd in (null, out, err):
+            os.close(fd)
+        os.chdir(request["dir"])
+        script = request["script"]
+        sys.argv = [script]
+        sys.path[0] = os.getcwd()
+        code = execute(script)
+    finally:
+        os._exit(code)
+
+
+def die_with_parent():
+    """Linux: the child is killed when the zygote dies, so that none outlives scrub."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)
+    except BaseException:
+        pass
+
+
+def execute(script):
+    import runpy
+    import threading
+    import traceback
+
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = exit_code(exc)
+    except BaseException as exc:
+        # Leave out the frames of runpy, as a plain `python script` has none.
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename not in (script, os.path.abspath(script)):
+            tb = tb.tb_next
+        if tb is not None:
+            exc.__traceback__ = tb
+        try:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+        code = 1
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        code = exit_code(exc)
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            code = code or 120
+    return code
+
+
+def exit_code(exc):
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    try:
+        print(exc.code, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+
+def serve():
+    requests = sys.stdin
+    answers = sys.stdout
+    for line in requests:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        answers.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            run_child(request)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        answers.write(json.dumps({"pid": pid}) + "\n")
+        answers.flush()
+        _, status = os.waitpid(pid, 0)
+        answers.write(json.dumps({"pid": pid, "status": status}) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    preload(sys.argv[1])
+    print(json.dumps({"ready": True}), flush=True)
+    serve()

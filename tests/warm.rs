@@ -1,0 +1,152 @@
+//! Warm workers (forked from a zygote) against cold processes, on real python3.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use scrub::corpus;
+use scrub::oracle::{Signature, Verdict};
+use scrub::process::{RunSpec, Status, run_script};
+use scrub::workers::Workers;
+
+fn warm_workers(original: &Path, jobs: usize, gpus: Vec<String>) -> Workers {
+    let mut workers = Workers::new(
+        PathBuf::from(common::python()),
+        Duration::from_secs(20),
+        jobs,
+        gpus,
+    );
+    workers.warm = Some(original.to_path_buf());
+    workers
+}
+
+fn alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}/cwd")).exists()
+}
+
+#[test]
+fn warm_and_cold_runs_of_every_corpus_original_fail_the_same_way() {
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+    };
+    for case in corpus::load(&common::repo_root().join("corpus")).unwrap() {
+        if !case.spec.needs.is_empty() || case.spec.flaky {
+            continue;
+        }
+        let text = std::fs::read_to_string(case.script()).unwrap();
+        let sig = Signature::parse(&case.spec.signature).unwrap();
+        let cold = run_script(&text, &spec).unwrap();
+        let workers = warm_workers(&case.script(), 1, vec![]);
+        let warm = workers.run_all(&[&text]).remove(0).unwrap();
+        assert_eq!(
+            sig.judge(&cold),
+            Verdict::Same,
+            "{}: cold {:?}",
+            case.name,
+            cold.status
+        );
+        assert_eq!(
+            sig.judge(&warm),
+            Verdict::Same,
+            "{}: warm {:?}\n{}",
+            case.name,
+            warm.status,
+            warm.stderr
+        );
+        assert_eq!(cold.status, warm.status, "{}", case.name);
+        // The final exception's header; a crash's fault dump lists the zygote's own frames too.
+        let header = |s: &str| scrub::exception::final_exception(s).map(|e| e.header);
+        if matches!(cold.status, Status::Exited(_)) {
+            assert_eq!(header(&cold.stderr), header(&warm.stderr), "{}", case.name);
+        }
+    }
+}
+
+#[test]
+fn a_hanging_warm_candidate_times_out_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = format!(
+        "import os, subprocess, sys, time\np = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\nopen({:?}, 'w').write(f'{{os.getpid()}} {{p.pid}}')\ntime.sleep(600)\n",
+        pid_file.to_str().unwrap()
+    );
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, &script).unwrap();
+    let mut workers = warm_workers(&original, 1, vec![]);
+    workers.timeout = Duration::from_secs(2);
+    let outcome = workers.run_all(&[&script]).remove(0).unwrap();
+    assert_eq!(outcome.status, Status::TimedOut);
+    let pids: Vec<i32> = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .split(' ')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for pid in pids {
+        assert!(!alive(pid), "{pid} is still running");
+    }
+}
+
+#[test]
+fn a_candidate_that_kills_its_zygote_is_not_interesting_and_the_next_one_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, "import json\nraise KeyError('x')\n").unwrap();
+    let workers = warm_workers(&original, 1, vec![]);
+    let killer = "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n";
+    assert!(
+        workers.run_all(&[killer]).remove(0).is_err(),
+        "a dead zygote gives no outcome"
+    );
+    let next = workers
+        .run_all(&["raise KeyError('x')\n"])
+        .remove(0)
+        .unwrap();
+    assert_eq!(next.status, Status::Exited(1));
+    assert!(next.stderr.contains("KeyError: 'x'"));
+}
+
+#[test]
+fn warm_children_behave_like_python_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, "import sys\n").unwrap();
+    let workers = warm_workers(&original, 1, vec![]);
+    let script = "import atexit, os, sys, threading, time\n\
+                  atexit.register(lambda: print('atexit ran'))\n\
+                  t = threading.Thread(target=lambda: (time.sleep(0.2), print('thread joined')))\n\
+                  t.start()\n\
+                  print(__name__, sys.argv, os.listdir('.'), os.environ['PYTHONHASHSEED'], repr(sys.stdin.read()))\n\
+                  sys.exit(3)\n";
+    let out = workers.run_all(&[script]).remove(0).unwrap();
+    assert_eq!(out.status, Status::Exited(3));
+    assert_eq!(
+        out.stdout,
+        "__main__ ['repro.py'] ['repro.py'] 0 ''\nthread joined\natexit ran\n"
+    );
+    let abort = workers
+        .run_all(&["import os\nos.abort()\n"])
+        .remove(0)
+        .unwrap();
+    assert_eq!(abort.status, Status::Signaled(libc::SIGABRT));
+}
+
+#[test]
+fn each_warm_worker_sees_its_own_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, "import os\n").unwrap();
+    let workers = warm_workers(&original, 2, vec!["3".into(), "5".into()]);
+    let script =
+        "import os, time\ntime.sleep(0.3)\nprint(os.environ.get('CUDA_VISIBLE_DEVICES'))\n";
+    let seen: std::collections::BTreeSet<String> = workers
+        .run_all(&[script; 4])
+        .into_iter()
+        .map(|o| o.unwrap().stdout.trim().to_string())
+        .collect();
+    assert_eq!(seen, ["3".to_string(), "5".to_string()].into());
+}
