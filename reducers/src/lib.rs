@@ -9,6 +9,7 @@ pub mod pass;
 pub mod passes;
 pub mod python;
 pub mod reduce;
+pub mod scopes;
 
 pub use edit::{Candidate, Edit, count_lines};
 pub use pass::{PASSES, Pass};

@@ -25,16 +25,18 @@ pub trait Pass: Sync {
 /// The generic passes, in the order a round runs them.
 ///
 /// Large deletions first, since they make every later pass cheaper; then the rewrites that
-/// open up structure (unwrapping blocks and loops, inlining calls); then the small, many,
-/// cheap removals of definitions, imports, arguments and elements; expression hoisting and
-/// value shrinking last, because they propose the most candidates and are worth most on an
-/// already small script; blank lines left behind and comments, which count as lines, are
-/// tidied at the end of each round.
+/// open up structure (unwrapping blocks and loops, inlining calls, then propagating the
+/// values that inlining leaves bound to parameter names); then the small, many, cheap
+/// removals of definitions, imports, arguments and elements; expression hoisting and value
+/// shrinking last, because they propose the most candidates and are worth most on an already
+/// small script; blank lines left behind and comments, which count as lines, are tidied at
+/// the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
     &DeleteStatements,
     &UnwrapBlocks,
     &UnrollLoops,
-    &InlineMain,
+    &InlineCalls,
+    &PropagateValues,
     &DeleteDefinitions,
     &DropImports,
     &DeleteArguments,

@@ -223,13 +223,41 @@ fn a_pass_refused_again_and_again_is_set_aside_then_retried_in_full_before_the_f
             Ok(vec![false; texts.len()])
         }
     }
-    let impatient = Options { target_lines: None, give_up_after: 8, ..Options::default() };
+    let impatient = Options {
+        target_lines: None,
+        give_up_after: 8,
+        ..Options::default()
+    };
     let out = reduce(BLOATED, PASSES, &mut Refuses(Vec::new()), &impatient).unwrap();
     assert_eq!(out.stop, StopReason::Fixpoint);
-    assert_eq!(out.rounds, 2, "a round that gave up is followed by a patient one");
-    let patient = Options { target_lines: None, give_up_after: usize::MAX, ..Options::default() };
+    assert_eq!(
+        out.rounds, 2,
+        "a round that gave up is followed by a patient one"
+    );
+    let patient = Options {
+        target_lines: None,
+        give_up_after: usize::MAX,
+        ..Options::default()
+    };
     let full = reduce(BLOATED, PASSES, &mut Refuses(Vec::new()), &patient).unwrap();
     assert_eq!(full.rounds, 1);
-    let judged = |r: &scrub_reducers::Reduction| r.passes.iter().map(|p| p.candidates).sum::<usize>();
-    assert!(judged(&out) > judged(&full), "the patient round judges everything once more");
+    let judged =
+        |r: &scrub_reducers::Reduction| r.passes.iter().map(|p| p.candidates).sum::<usize>();
+    assert!(
+        judged(&out) > judged(&full),
+        "the patient round judges everything once more"
+    );
+}
+
+#[test]
+fn the_pumps_carry_a_value_through_a_helper_and_main_to_its_use() {
+    // With every pass, a textual oracle lets delete_statements drop the calls, since the
+    // needles survive that; a real run would no longer fail. The two pumps alone show that
+    // the indirection collapses into the one line that fails.
+    use scrub_reducers::passes::{InlineCalls, PropagateValues};
+    let text = "def helper(x):\n    return {}[x]\ndef main():\n    key = 'calibration'\n    helper(key)\nmain()\n";
+    let mut oracle = Contains(&["]", "'calibration'"]);
+    let pumps: &[&dyn scrub_reducers::Pass] = &[&InlineCalls, &PropagateValues];
+    let out = reduce(text, pumps, &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(out.text, "{}['calibration']\n");
 }

@@ -157,7 +157,7 @@ fn is_literal(expr: &Expr) -> bool {
 }
 
 /// Whether `expr` can stand anywhere an expression can without parentheses.
-fn is_atomic(expr: &Expr) -> bool {
+pub(crate) fn is_atomic(expr: &Expr) -> bool {
     match expr {
         Expr::Tuple(t) => t.parenthesized,
         Expr::Generator(g) => g.parenthesized,

@@ -1,0 +1,829 @@
+//! Inline functions and methods called once, `main()` and its `__name__` guard included.
+//!
+//! ## What it removes
+//! A module-level function, or a method of a module-level class, that is called exactly once
+//! (its name occurs once in the whole script) is inlined at its call and its `def` is
+//! deleted, when the call is
+//! - a statement of its own: `f(a, b=1)`, also as `sys.exit(f())` or `raise SystemExit(f())`;
+//! - the whole right side of a simple assignment: `x = f(a)` or `x, y = f(a)`;
+//! - the value of a `return` in another function: `return f(a)`.
+//!
+//! The call becomes assignments of the arguments to the parameters (positional ones in order,
+//! keywords by name, defaults for the rest; `p = p` is left out), then the body re-indented
+//! to the call. A trailing `return e` becomes `x = e` for an assignment, stays for a
+//! `return`, and stays as the statement `e` for a call on its own unless `e` is a name or a
+//! literal. A method's receiver is bound first, as in `self = cfg`. When the call is all
+//! that a `__name__` guard holds, the guard goes too. (A guard on its own is replaced by its
+//! body by unwrap_blocks, which runs first.)
+//!
+//! ## Example
+//! ```python
+//! def load(path, mode="r"):        # before
+//!     return open(path, mode)
+//! def main():
+//!     f = load("data.csv")
+//!     f.read()
+//! if __name__ == "__main__":
+//!     main()
+//!
+//! def main():                      # after the first candidate
+//!     path = "data.csv"
+//!     mode = "r"
+//!     f = open(path, mode)
+//!     f.read()
+//! if __name__ == "__main__":
+//!     main()
+//! ```
+//!
+//! ## When it cannot apply
+//! - The function: `async`, decorated, a generator or coroutine (`yield`, `await`), with a
+//!   `return` other than its last statement, or with `global` or `nonlocal`. A method that
+//!   uses `super` or `__class__`, or whose name is defined more than once in the script.
+//! - The call: with `*args` or `**kwargs`, an argument the function cannot take, one that
+//!   its `*args` or `**kwargs` would receive, or a required parameter left without one; a
+//!   method's receiver that is not `self` in its own class nor a name assigned an instance
+//!   of the class (`x = Config()`); a call sharing its line with other code; a call in a
+//!   class body or in a function nested in another; `x, y = f()` when `f` returns nothing.
+//! - The names: a parameter or local of the function that the scope of the call also uses,
+//!   or a name the function reads that the calling function binds (both would now mean one
+//!   variable); a parameter assigned before an argument that reads it; private `__names`
+//!   moved in or out of a class.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use super::{body_at_indent_with, delete_stmts, lines_label};
+use crate::edit::{
+    Candidate, Edit, deletion_range, ends_line, indent_at, line_end, line_start, starts_line,
+};
+use crate::pass::Pass;
+use crate::python::{
+    Expr, Script, SourceOrderVisitor, Stmt, all_exprs, ast, child_bodies, referenced_names,
+    source_order, span,
+};
+use crate::scopes::Scopes;
+
+pub struct InlineCalls;
+
+impl Pass for InlineCalls {
+    fn name(&self) -> &'static str {
+        "inline_calls"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let names = referenced_names(script.body());
+        let once = |name: &str| names.iter().filter(|n| **n == name).count() == 1;
+        let scopes = Scopes::of(script.body());
+        let mut out = Vec::new();
+        for stmt in script.body() {
+            match stmt {
+                Stmt::FunctionDef(def) if once(def.name.as_str()) => {
+                    let target = Target {
+                        stmt,
+                        def,
+                        class: None,
+                    };
+                    out.extend(inline(script, &scopes, &target));
+                }
+                Stmt::ClassDef(class) => {
+                    for stmt in &class.body {
+                        let Stmt::FunctionDef(def) = stmt else {
+                            continue;
+                        };
+                        if once(def.name.as_str()) && defined_once(script, def.name.as_str()) {
+                            let target = Target {
+                                stmt,
+                                def,
+                                class: Some(class),
+                            };
+                            out.extend(inline(script, &scopes, &target));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// What is inlined: a module-level function, or a method of a module-level class.
+struct Target<'a> {
+    stmt: &'a Stmt,
+    def: &'a ast::StmtFunctionDef,
+    class: Option<&'a ast::StmtClassDef>,
+}
+
+/// How the call stands in its statement.
+#[derive(Clone, Copy)]
+enum Form<'a> {
+    /// `f()`, `sys.exit(f())`, `raise SystemExit(f())`.
+    Alone,
+    /// `target = f()`.
+    Assign(&'a Expr),
+    /// `return f()`.
+    Return,
+}
+
+/// The one call of a target, and where it stands.
+struct Site<'a> {
+    stmt: &'a Stmt,
+    call: &'a ast::ExprCall,
+    form: Form<'a>,
+    /// The name before `.m(...)` for a method.
+    receiver: Option<&'a str>,
+    /// The `__name__` guard the statement is in, if any.
+    guard: Option<&'a ast::StmtIf>,
+    /// The function the statement is in (`None` at module level), and its class when it is
+    /// a method.
+    function: Option<&'a ast::StmtFunctionDef>,
+    class: Option<&'a ast::StmtClassDef>,
+    /// Whether the statement is the last of its function's body.
+    last: bool,
+}
+
+/// Where the search for a call stands.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    guard: Option<&'a ast::StmtIf>,
+    function: Option<&'a ast::StmtFunctionDef>,
+    class: Option<&'a ast::StmtClassDef>,
+    /// Whether the body searched is a function's own body, not a block in it.
+    top: bool,
+}
+
+/// A parameter bound to the value of an argument, a default or the receiver.
+struct Binding<'a> {
+    name: &'a str,
+    value: String,
+    /// The names the value reads.
+    reads: Vec<&'a str>,
+    /// Whether the value is the parameter's own name, so that no assignment is needed.
+    same: bool,
+}
+
+/// The candidate that inlines `target` at its one call.
+fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate> {
+    let text = script.text();
+    let def = target.def;
+    if def.is_async || !def.decorator_list.is_empty() {
+        return None;
+    }
+    let site = find_site(script.body(), target)?;
+    // The site to replace: the whole guard when the call is all it holds.
+    let range = match site.guard {
+        Some(g) if g.body.len() == 1 && g.elif_else_clauses.is_empty() => span(g),
+        _ => span(site.stmt),
+    };
+    if !starts_line(text, range.start)
+        || !ends_line(text, range.end)
+        || span(target.stmt).contains(&range.start)
+    {
+        return None;
+    }
+    if is_generator(&def.body) || def.body.iter().any(declares_scope) {
+        return None;
+    }
+    if target.class.is_some() && uses_class_cell(&def.body) {
+        return None;
+    }
+    let same_class = match (target.class, site.class) {
+        (Some(a), Some(b)) => std::ptr::eq(a, b),
+        (None, None) => true,
+        _ => false,
+    };
+    if !same_class && mentions_private_name(&def.body) {
+        return None;
+    }
+    let bindings = bind(script, target, &site)?;
+    if !names_stay_apart(scopes, target, &site, &bindings) {
+        return None;
+    }
+
+    // The trailing `return`, and what it turns into.
+    let (mut body, ret): (&[Stmt], _) = match def.body.split_last() {
+        Some((Stmt::Return(ret), rest)) => (rest, Some(ret)),
+        _ => (&def.body[..], None),
+    };
+    if body.iter().any(has_return) {
+        return None;
+    }
+    let indent = indent_at(text, range.start);
+    let mut edits = Vec::new();
+    let mut tail = String::new();
+    let value = ret.and_then(|r| r.value.as_deref());
+    match (site.form, value) {
+        (Form::Alone, Some(value)) if !is_inert(value) => {
+            edits.push(Edit::delete(return_keyword(text, ret?)));
+            body = &def.body;
+        }
+        (Form::Alone, _) => {}
+        (Form::Assign(assigned), Some(_)) => {
+            let prefix = format!("{} = ", script.slice(assigned));
+            edits.push(Edit::replace(return_keyword(text, ret?), prefix));
+            body = &def.body;
+        }
+        (Form::Assign(assigned), None) => {
+            let Expr::Name(name) = assigned else {
+                return None;
+            };
+            tail = format!("{indent}{} = None\n", name.id);
+        }
+        (Form::Return, _) => {
+            body = &def.body;
+            if ret.is_none() && !site.last {
+                tail = format!("{indent}return\n");
+            }
+        }
+    }
+
+    let mut replacement = String::new();
+    for b in bindings.iter().filter(|b| !b.same) {
+        replacement.push_str(&format!("{indent}{} = {}\n", b.name, b.value));
+    }
+    if !body.is_empty() {
+        replacement.push_str(&body_at_indent_with(script, body, indent, edits)?);
+    }
+    replacement.push_str(&tail);
+    if replacement.is_empty() {
+        replacement = format!("{indent}pass\n");
+    }
+    let delete_def = match target.class {
+        Some(class) => delete_stmts(
+            script,
+            std::slice::from_ref(target.stmt),
+            class.body.len() == 1,
+        ),
+        None => Edit::delete(deletion_range(text, span(target.stmt))),
+    };
+    let what = match target.class {
+        Some(class) => format!("{}.{}", class.name, def.name),
+        None => def.name.to_string(),
+    };
+    let site_lines = line_start(text, range.start)..line_end(text, range.end);
+    Some(Candidate::new(
+        format!("inline {what}() at {}", lines_label(text, &range)),
+        vec![Edit::replace(site_lines, replacement), delete_def],
+    ))
+}
+
+/// The parameters of the target bound to the receiver, the arguments and the defaults, in
+/// the order the parameters come; `None` when the call does not fit the parameters.
+fn bind<'a>(script: &'a Script, target: &Target<'a>, site: &Site<'a>) -> Option<Vec<Binding<'a>>> {
+    let params = &target.def.parameters;
+    let arguments = &site.call.arguments;
+    if arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+        || arguments.keywords.iter().any(|k| k.arg.is_none())
+    {
+        return None;
+    }
+    let mut positional: Vec<&ast::ParameterWithDefault> =
+        params.posonlyargs.iter().chain(&params.args).collect();
+    let mut out = Vec::new();
+    if target.class.is_some() {
+        let receiver = site.receiver?;
+        let first = positional.first()?.parameter.name.as_str();
+        positional.remove(0);
+        let name = first;
+        out.push(Binding {
+            name,
+            value: receiver.to_string(),
+            reads: vec![receiver],
+            same: receiver == name,
+        });
+    }
+    if arguments.args.len() > positional.len() {
+        return None;
+    }
+    let mut given: Vec<Option<&Expr>> = vec![None; positional.len() + params.kwonlyargs.len()];
+    for (slot, arg) in given.iter_mut().zip(&arguments.args) {
+        *slot = Some(arg);
+    }
+    // A method's receiver may have been the first positional-only parameter.
+    let posonly = params
+        .posonlyargs
+        .len()
+        .saturating_sub(usize::from(target.class.is_some()));
+    let slots: Vec<&ast::ParameterWithDefault> = positional
+        .iter()
+        .copied()
+        .chain(&params.kwonlyargs)
+        .collect();
+    for keyword in &arguments.keywords {
+        let name = keyword.arg.as_ref()?.as_str();
+        let index = slots
+            .iter()
+            .position(|p| p.parameter.name.as_str() == name)?;
+        if index < posonly || given[index].is_some() {
+            return None;
+        }
+        given[index] = Some(&keyword.value);
+    }
+    for (p, value) in slots.into_iter().zip(given) {
+        let value = value.or(p.default.as_deref())?;
+        let name = p.parameter.name.as_str();
+        out.push(Binding {
+            name,
+            value: script.slice(value).to_string(),
+            reads: read_names(value),
+            same: matches!(value, Expr::Name(n) if n.id.as_str() == name),
+        });
+    }
+    for (p, empty) in [(&params.vararg, "()"), (&params.kwarg, "{}")] {
+        if let Some(p) = p {
+            out.push(Binding {
+                name: p.name.as_str(),
+                value: empty.to_string(),
+                reads: Vec::new(),
+                same: false,
+            });
+        }
+    }
+    // `a = b` then `b = a` would swap nothing.
+    for (i, b) in out.iter().enumerate() {
+        if !b.same
+            && out[i + 1..]
+                .iter()
+                .any(|later| later.reads.contains(&b.name))
+        {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// Whether the target's names and those around the call stay apart once the body is moved:
+/// the target's parameters and locals must not be used in the scope of the call (except a
+/// parameter passed its own name that the body never rebinds), and the names it reads from
+/// outside must not be bound in the calling function.
+fn names_stay_apart(scopes: &Scopes, target: &Target, site: &Site, bindings: &[Binding]) -> bool {
+    let Some(own) = scopes.scope_at(&span(target.def)) else {
+        return false;
+    };
+    let caller = match site.function {
+        Some(f) => match scopes.scope_at(&span(f)) {
+            Some(id) => Some(id),
+            None => return false,
+        },
+        None => None,
+    };
+    let params = span(&*target.def.parameters);
+    // The target's own names, those it rebinds in its body, and those it reads from outside.
+    let mut locals = HashSet::new();
+    let mut rebound = HashSet::new();
+    let mut outside = HashSet::new();
+    for o in &scopes.occurrences {
+        if !scopes.is_within(o.scope, Some(own)) {
+            continue;
+        }
+        match scopes.resolve_occurrence(o) {
+            Some(r) if r == own => {
+                locals.insert(o.name);
+                if o.binds && !params.contains(&o.range.start) {
+                    rebound.insert(o.name);
+                }
+            }
+            Some(r) if scopes.is_within(Some(r), Some(own)) => {}
+            _ => {
+                outside.insert(o.name);
+            }
+        }
+    }
+    let shared: HashSet<&str> = bindings
+        .iter()
+        .filter(|b| b.same && !rebound.contains(b.name))
+        .map(|b| b.name)
+        .collect();
+    // The names the scope of the call sees, and those it binds itself.
+    let site_range = span(site.stmt);
+    let mut around = HashSet::new();
+    let mut caller_locals = HashSet::new();
+    for o in &scopes.occurrences {
+        if site_range.contains(&o.range.start) || scopes.is_within(o.scope, Some(own)) {
+            continue;
+        }
+        let resolved = scopes.resolve_occurrence(o);
+        let seen_by_caller = match resolved {
+            None => true,
+            Some(r) => scopes.is_within(caller, Some(r)),
+        };
+        if !seen_by_caller {
+            continue;
+        }
+        around.insert(o.name);
+        if caller.is_some() && resolved == caller {
+            caller_locals.insert(o.name);
+        }
+    }
+    let clash = locals
+        .iter()
+        .any(|n| !shared.contains(n) && around.contains(n))
+        || outside.iter().any(|n| caller_locals.contains(n));
+    !clash
+}
+
+/// Whether the method `name` is defined once in the whole script.
+fn defined_once(script: &Script, name: &str) -> bool {
+    crate::python::all_bodies(script.body())
+        .iter()
+        .flat_map(|b| b.iter())
+        .filter(|s| matches!(s, Stmt::FunctionDef(d) if d.name.as_str() == name))
+        .count()
+        == 1
+}
+
+/// The one call of the target as a statement of one of the forms, searched at module level,
+/// in module-level functions and in the methods of module-level classes.
+fn find_site<'a>(body: &'a [Stmt], target: &Target<'a>) -> Option<Site<'a>> {
+    let context = Context {
+        guard: None,
+        function: None,
+        class: None,
+        top: false,
+    };
+    search(body, target, body, context)
+}
+
+fn search<'a>(
+    body: &'a [Stmt],
+    target: &Target<'a>,
+    module: &'a [Stmt],
+    context: Context<'a>,
+) -> Option<Site<'a>> {
+    for (i, stmt) in body.iter().enumerate() {
+        if let Some((call, form, receiver)) = call_form(stmt, target) {
+            let receiver_ok = match target.class {
+                None => true,
+                Some(class) => receiver.is_some_and(|r| {
+                    let own_self = context.class.is_some_and(|c| std::ptr::eq(c, class))
+                        && context.function.is_some_and(|f| first_param(f) == Some(r));
+                    own_self || holds_instance(module, r, class.name.as_str())
+                }),
+            };
+            if !receiver_ok {
+                return None;
+            }
+            return Some(Site {
+                stmt,
+                call,
+                form,
+                receiver,
+                guard: context.guard,
+                function: context.function,
+                class: context.class,
+                last: context.top && i + 1 == body.len(),
+            });
+        }
+        let inner = match stmt {
+            Stmt::FunctionDef(f) if context.function.is_none() => {
+                let function = Context {
+                    guard: None,
+                    function: Some(f),
+                    class: None,
+                    top: true,
+                };
+                search(&f.body, target, module, function)
+            }
+            Stmt::ClassDef(c) if context.function.is_none() => c.body.iter().find_map(|s| {
+                let Stmt::FunctionDef(f) = s else {
+                    return None;
+                };
+                let method = Context {
+                    guard: None,
+                    function: Some(f),
+                    class: Some(c),
+                    top: true,
+                };
+                search(&f.body, target, module, method)
+            }),
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => None,
+            _ => {
+                let guard = match stmt {
+                    Stmt::If(s) if is_main_guard(&s.test) => Some(s),
+                    _ => None,
+                };
+                let block = Context {
+                    guard,
+                    top: false,
+                    ..context
+                };
+                child_bodies(stmt)
+                    .into_iter()
+                    .find_map(|b| search(b, target, module, block))
+            }
+        };
+        if inner.is_some() {
+            return inner;
+        }
+    }
+    None
+}
+
+/// The call of the target that `stmt` is made of, its form and its receiver.
+fn call_form<'a>(
+    stmt: &'a Stmt,
+    target: &Target,
+) -> Option<(&'a ast::ExprCall, Form<'a>, Option<&'a str>)> {
+    let (expr, form) = match stmt {
+        Stmt::Expr(e) => (unwrap_exit(&e.value), Form::Alone),
+        Stmt::Raise(r) if r.cause.is_none() => {
+            let exc = r.exc.as_deref()?;
+            let inner = unwrap_exit(exc);
+            if std::ptr::eq(inner, exc) {
+                return None;
+            }
+            (inner, Form::Alone)
+        }
+        Stmt::Assign(a) => match &*a.targets {
+            [assigned @ (Expr::Name(_) | Expr::Tuple(_))] => (&*a.value, Form::Assign(assigned)),
+            _ => return None,
+        },
+        Stmt::Return(r) => (r.value.as_deref()?, Form::Return),
+        _ => return None,
+    };
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    let name = target.def.name.as_str();
+    match (&*call.func, target.class) {
+        (Expr::Name(n), None) if n.id.as_str() == name => Some((call, form, None)),
+        (Expr::Attribute(a), Some(_)) if a.attr.as_str() == name => match &*a.value {
+            Expr::Name(r) => Some((call, form, Some(r.id.as_str()))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The call inside `sys.exit(...)`, `exit(...)` or `SystemExit(...)`; else `expr` itself.
+fn unwrap_exit(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Call(outer)
+            if is_exit(&outer.func)
+                && outer.arguments.keywords.is_empty()
+                && outer.arguments.args.len() == 1 =>
+        {
+            &outer.arguments.args[0]
+        }
+        _ => expr,
+    }
+}
+
+fn is_exit(func: &Expr) -> bool {
+    match func {
+        Expr::Name(n) => matches!(n.id.as_str(), "exit" | "quit" | "SystemExit"),
+        Expr::Attribute(a) => a.attr.as_str() == "exit",
+        _ => false,
+    }
+}
+
+/// The name of the first parameter of a method: its `self`.
+fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
+    let params = &f.parameters;
+    let first = params.posonlyargs.first().or(params.args.first())?;
+    Some(first.parameter.name.as_str())
+}
+
+/// Whether the script assigns `name = Class(...)` somewhere.
+fn holds_instance(module: &[Stmt], name: &str, class: &str) -> bool {
+    crate::python::all_bodies(module)
+        .iter()
+        .flat_map(|b| b.iter())
+        .any(|s| {
+            matches!(s, Stmt::Assign(a)
+                if matches!(&*a.targets, [Expr::Name(t)] if t.id.as_str() == name)
+                && matches!(&*a.value, Expr::Call(c)
+                    if matches!(&*c.func, Expr::Name(f) if f.id.as_str() == class)))
+        })
+}
+
+/// The `return` keyword of `ret` and the blanks after it.
+fn return_keyword(text: &str, ret: &ast::StmtReturn) -> Range<usize> {
+    let start = span(ret).start;
+    let after = &text[start + "return".len()..];
+    let blanks = after.len() - after.trim_start_matches([' ', '\t']).len();
+    start..start + "return".len() + blanks
+}
+
+/// The names an expression reads.
+fn read_names(expr: &Expr) -> Vec<&str> {
+    let mut names = Vec::new();
+    collect_names(expr, &mut names);
+    names
+}
+
+fn collect_names<'a>(expr: &'a Expr, names: &mut Vec<&'a str>) {
+    struct Collect<'a, 'b>(&'b mut Vec<&'a str>);
+    impl<'a> SourceOrderVisitor<'a> for Collect<'a, '_> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::Name(n) = expr {
+                self.0.push(n.id.as_str());
+            }
+            source_order::walk_expr(self, expr);
+        }
+    }
+    Collect(names).visit_expr(expr);
+}
+
+/// `__name__ == "__main__"`, either way round.
+pub(crate) fn is_main_guard(test: &Expr) -> bool {
+    let Expr::Compare(cmp) = test else {
+        return false;
+    };
+    let [ast::CmpOp::Eq] = &*cmp.ops else {
+        return false;
+    };
+    let [right] = &*cmp.comparators else {
+        return false;
+    };
+    let is_name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__");
+    let is_main = |e: &Expr| matches!(e, Expr::StringLiteral(s) if s.value.to_str() == "__main__");
+    (is_name(&cmp.left) && is_main(right)) || (is_main(&cmp.left) && is_name(right))
+}
+
+/// Whether evaluating `expr` can have no effect: a name or a literal.
+fn is_inert(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::Name(_)
+            | Expr::NumberLiteral(_)
+            | Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_)
+    )
+}
+
+/// Whether `body` yields or awaits outside nested functions, classes and lambdas: calling
+/// such a function does not run its body, and the body does not compile at module level.
+fn is_generator(body: &[Stmt]) -> bool {
+    struct Finds(bool);
+    impl<'a> SourceOrderVisitor<'a> for Finds {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                source_order::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) => self.0 = true,
+                Expr::Lambda(_) => {}
+                _ => source_order::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut finds = Finds(false);
+    finds.visit_body(body);
+    finds.0
+}
+
+/// Whether a `return` is reached in `stmt` outside nested functions and classes.
+fn has_return(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Return(_) => true,
+        Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,
+        _ => child_bodies(stmt).into_iter().flatten().any(has_return),
+    }
+}
+
+/// Whether `stmt` holds a `global` or `nonlocal` declaration, at any depth.
+fn declares_scope(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Global(_) | Stmt::Nonlocal(_) => true,
+        _ => child_bodies(stmt).into_iter().flatten().any(declares_scope),
+    }
+}
+
+/// Whether a method body uses `super` or `__class__`, which only work inside its class.
+fn uses_class_cell(body: &[Stmt]) -> bool {
+    all_exprs(body)
+        .iter()
+        .any(|e| matches!(e, Expr::Name(n) if matches!(n.id.as_str(), "super" | "__class__")))
+}
+
+/// Whether `body` names a private `__name`, which Python renames inside a class.
+fn mentions_private_name(body: &[Stmt]) -> bool {
+    let private = |s: &str| s.starts_with("__") && !s.ends_with("__");
+    all_exprs(body).iter().any(|e| match e {
+        Expr::Name(n) => private(n.id.as_str()),
+        Expr::Attribute(a) => private(a.attr.as_str()),
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(text: &str) -> Vec<String> {
+        crate::passes::candidate_texts(&InlineCalls, text)
+    }
+
+    #[test]
+    fn the_value_of_a_trailing_return_is_still_computed() {
+        let text = "def main():\n    return run()\nmain()\n";
+        assert_eq!(results(text), ["run()\n"]);
+    }
+
+    #[test]
+    fn a_trailing_return_of_a_name_or_literal_goes_whole() {
+        let text = "def main():\n    run()\n    return 0\nmain()\n";
+        assert_eq!(results(text), ["run()\n"]);
+    }
+
+    #[test]
+    fn a_generator_is_not_inlined() {
+        assert!(results("def main():\n    yield 1\nmain()\n").is_empty());
+    }
+
+    #[test]
+    fn the_comment_above_the_first_statement_stays() {
+        let text = "def main():\n    # why\n    run()\nmain()\n";
+        assert_eq!(results(text), ["# why\nrun()\n"]);
+    }
+
+    #[test]
+    fn arguments_bind_positionally_then_by_keyword_then_by_default() {
+        let text = "def f(a, b, c=3, *, d, e=5):\n    g(a, b, c, d, e)\nf(1, d=4, b=2)\n";
+        assert_eq!(
+            results(text),
+            ["a = 1\nb = 2\nc = 3\nd = 4\ne = 5\ng(a, b, c, d, e)\n"]
+        );
+    }
+
+    #[test]
+    fn a_parameter_passed_its_own_name_is_not_assigned() {
+        let text = "key = 'k'\ndef f(key):\n    g(key)\nf(key)\n";
+        assert_eq!(results(text), ["key = 'k'\ng(key)\n"]);
+    }
+
+    #[test]
+    fn the_return_value_goes_to_the_assigned_name() {
+        let text = "def f(x):\n    y = x + 1\n    return (y,\n        y)\nt = f(2)\n";
+        assert_eq!(results(text), ["x = 2\ny = x + 1\nt = (y,\n    y)\n"]);
+    }
+
+    #[test]
+    fn a_function_without_return_assigns_none() {
+        let text = "def f():\n    g()\nt = f()\n";
+        assert_eq!(results(text), ["g()\nt = None\n"]);
+        assert!(results("def f():\n    g()\na, b = f()\n").is_empty());
+    }
+
+    #[test]
+    fn a_return_in_the_middle_of_the_caller_still_returns() {
+        let text = "def f():\n    g()\ndef h(x):\n    if x:\n        return f()\n    k()\nh(1)\n";
+        let texts = results(text);
+        assert!(
+            texts.contains(
+                &"def h(x):\n    if x:\n        g()\n        return\n    k()\nh(1)\n".to_string()
+            ),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn calls_that_do_not_fit_the_parameters_are_skipped() {
+        for call in ["f(*xs)", "f(**kw)", "f(1, 2)", "f(b=1)", "f()", "f(1, a=2)"] {
+            let text = format!("def f(a, *args):\n    g(a)\n{call}\n");
+            assert!(results(&text).is_empty(), "{call}");
+        }
+    }
+
+    #[test]
+    fn swapped_arguments_are_not_assigned_one_over_the_other() {
+        assert!(results("def f(a, b):\n    g(a, b)\nb = 1\na = 2\nf(b, a)\n").is_empty());
+    }
+
+    #[test]
+    fn a_local_of_the_function_that_the_caller_also_uses_is_skipped() {
+        let text = "def f():\n    x = 1\n    g(x)\ndef h():\n    x = 2\n    f()\n    k(x)\nh()\n";
+        let texts = results(text);
+        assert!(texts.iter().all(|t| t.contains("def f")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_global_the_function_reads_that_the_caller_binds_is_skipped() {
+        let text = "def f():\n    g(x)\ndef h():\n    x = 2\n    f()\nh()\n";
+        let texts = results(text);
+        assert!(texts.iter().all(|t| t.contains("def f")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_method_binds_its_receiver_first() {
+        let text = "class C:\n    def m(self, a):\n        return self.x[a]\nc = C()\nv = c.m(1)\n";
+        assert_eq!(
+            results(text),
+            ["class C:\n    pass\nc = C()\nself = c\na = 1\nv = self.x[a]\n"]
+        );
+    }
+
+    #[test]
+    fn a_method_called_on_something_not_known_to_be_its_instance_is_skipped() {
+        let text = "class C:\n    def m(self):\n        g()\nlib.m()\n";
+        assert!(results(text).is_empty());
+        let text = "class C:\n    def m(self):\n        return super().m()\nc = C()\nc.m()\n";
+        assert!(results(text).is_empty());
+    }
+}

@@ -1,0 +1,653 @@
+//! Replace names, attributes and table lookups by the values they stand for.
+//!
+//! ## What it removes
+//! - A name bound once in the whole script, by `NAME = value` at module level or in a
+//!   function: every use becomes the value (in parentheses when it is not atomic) and the
+//!   assignment goes. One candidate per name, the most used first. A value that calls
+//!   something or builds a list, dict or set only goes to a single use that runs once, in
+//!   the same function and outside any loop the assignment is not in.
+//! - `self.attr = value` in `__init__`, when the attribute is assigned nowhere else and the
+//!   value is a literal or a module-level name bound once: `self.attr` in the methods of the
+//!   class becomes the value, and the assignment goes when nothing else names the attribute.
+//! - `NAME[key]` with a string or integer literal key, when `NAME = {...}` or `[...]` is a
+//!   module-level literal bound once that is only ever read by subscripts, `in`, `len` and
+//!   loops: the lookup becomes the entry. One candidate per lookup.
+//!
+//! ## Example
+//! ```python
+//! key = "calibration"              # before
+//! table[key]
+//!
+//! table["calibration"]             # after
+//! ```
+//!
+//! ## When it cannot apply
+//! A name bound more than once in any way (augmented assignment, `for`, `with`, `del`,
+//! `global`, import, parameter), a dunder name, a class attribute; a use that refers to
+//! another binding (a local of another function); a value that yields, awaits or binds a
+//! name with `:=`, or that reads a name bound more than once or meaning something else
+//! where it would be used; a use inside an f-string when the value holds quotes, braces or
+//! other characters that an f-string's field cannot take.
+
+use super::hoist_expressions::is_atomic;
+use super::{delete_stmt, line_of, short};
+use crate::edit::{Candidate, Edit};
+use crate::pass::Pass;
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
+use crate::scopes::{Occurrence, ScopeKind, Scopes};
+use std::collections::HashMap;
+use std::ops::Range;
+
+pub struct PropagateValues;
+
+impl Pass for PropagateValues {
+    fn name(&self) -> &'static str {
+        "propagate_values"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let facts = Facts::of(script);
+        let mut names = propagate_names(&facts);
+        // The most uses first; ties keep source order.
+        names.sort_by_key(|(uses, _)| std::cmp::Reverse(*uses));
+        let mut out: Vec<Candidate> = names.into_iter().map(|(_, c)| c).collect();
+        out.extend(propagate_attributes(&facts));
+        out.extend(look_up_entries(&facts));
+        out
+    }
+}
+
+/// What the three kinds of candidates look up in the script.
+struct Facts<'a> {
+    script: &'a Script,
+    scopes: Scopes<'a>,
+    /// How many times each name is bound, in any way, anywhere.
+    bindings: HashMap<&'a str, usize>,
+    exprs: Vec<&'a Expr>,
+    /// The ranges of the f-strings.
+    f_strings: Vec<Range<usize>>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(script: &'a Script) -> Facts<'a> {
+        let scopes = Scopes::of(script.body());
+        let mut bindings = HashMap::new();
+        for o in scopes.occurrences.iter().filter(|o| o.binds) {
+            *bindings.entry(o.name).or_default() += 1;
+        }
+        let exprs = all_exprs(script.body());
+        let f_strings = exprs
+            .iter()
+            .filter(|e| matches!(e, Expr::FString(_)))
+            .map(|e| span(*e))
+            .collect();
+        Facts {
+            script,
+            scopes,
+            bindings,
+            exprs,
+            f_strings,
+        }
+    }
+
+    fn bound(&self, name: &str) -> usize {
+        self.bindings.get(name).copied().unwrap_or(0)
+    }
+
+    /// The variable occurrences inside `range`.
+    fn occurrences_in(&self, range: &Range<usize>) -> impl Iterator<Item = &Occurrence<'a>> {
+        let range = range.clone();
+        self.scopes
+            .occurrences
+            .iter()
+            .filter(move |o| range.contains(&o.range.start))
+    }
+
+    /// Whether `value` means the same at each of `places` (scope and byte range) as where it
+    /// is: no `yield`, `await` or `:=` in it, and every name it reads is bound at most once
+    /// and refers to the same binding there.
+    fn value_moves_to(&self, value: &Expr, places: &[(Option<usize>, Range<usize>)]) -> bool {
+        let range = span(value);
+        let forbidden = all_exprs_of(value).iter().any(|e| {
+            matches!(
+                e,
+                Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) | Expr::Named(_)
+            )
+        });
+        if forbidden {
+            return false;
+        }
+        let text = self.script.slice(value);
+        let fits_f_string = !text.contains(['\'', '"', '\\', '\n', '{', '}', '#', ':', '!']);
+        if !fits_f_string
+            && places
+                .iter()
+                .any(|(_, at)| self.f_strings.iter().any(|f| f.contains(&at.start)))
+        {
+            return false;
+        }
+        self.occurrences_in(&range).filter(|o| !o.binds).all(|o| {
+            let here = self.scopes.resolve_occurrence(o);
+            // A name bound inside the value itself (a comprehension's) moves with it.
+            if here.is_some_and(|s| range.contains(&self.scopes.scopes[s].range.start)) {
+                return true;
+            }
+            self.bound(o.name) <= 1
+                && places
+                    .iter()
+                    .all(|(scope, _)| self.scopes.resolve(o.name, *scope) == here)
+        })
+    }
+
+    /// The text that stands for `value` at `at`: in parentheses unless it is atomic.
+    fn replacement(&self, value: &Expr, at: &Range<usize>) -> String {
+        let text = self.script.text();
+        let inner = self.script.slice(value);
+        let concatenated = match value {
+            Expr::StringLiteral(s) => s.value.is_implicit_concatenated(),
+            Expr::BytesLiteral(b) => b.value.is_implicit_concatenated(),
+            Expr::FString(f) => f.value.is_implicit_concatenated(),
+            _ => false,
+        };
+        // `1.real` reads as the number `1.` and a name.
+        let before_dot = matches!(value, Expr::NumberLiteral(_)) && text[at.end..].starts_with('.');
+        if is_atomic(value) && !concatenated && !before_dot {
+            inner.to_string()
+        } else {
+            format!("({inner})")
+        }
+    }
+}
+
+/// `NAME = value` bound once: its uses become the value. Each candidate with its use count.
+fn propagate_names(facts: &Facts) -> Vec<(usize, Candidate)> {
+    let script = facts.script;
+    let text = script.text();
+    let mut out = Vec::new();
+    for body in all_bodies(script.body()) {
+        let is_module = std::ptr::eq(body, script.body());
+        for (i, stmt) in body.iter().enumerate() {
+            let Stmt::Assign(assign) = stmt else {
+                continue;
+            };
+            let [Expr::Name(target)] = &*assign.targets else {
+                continue;
+            };
+            let name = target.id.as_str();
+            if facts.bound(name) != 1 || (name.starts_with("__") && name.ends_with("__")) {
+                continue;
+            }
+            let scope = facts.scopes.innermost_at(span(target).start);
+            if scope.is_some_and(|s| facts.scopes.scopes[s].kind != ScopeKind::Function) {
+                continue;
+            }
+            let uses: Vec<&Occurrence> = facts
+                .scopes
+                .occurrences
+                .iter()
+                .filter(|o| o.name == name && !o.binds)
+                .collect();
+            let all_refer_here = uses.iter().all(|u| {
+                facts.scopes.resolve_occurrence(u) == scope && !span(stmt).contains(&u.range.start)
+            });
+            if uses.is_empty() || !all_refer_here {
+                continue;
+            }
+            // A value that makes a new object or calls something is evaluated once, as before.
+            let evaluated_once = is_pure(&assign.value)
+                || (uses.len() == 1
+                    && uses[0].scope == scope
+                    && !in_loop_without(facts, &uses[0].range, &span(stmt)));
+            if !evaluated_once {
+                continue;
+            }
+            let places: Vec<_> = uses.iter().map(|u| (u.scope, u.range.clone())).collect();
+            if !facts.value_moves_to(&assign.value, &places) {
+                continue;
+            }
+            let mut edits: Vec<Edit> = uses
+                .iter()
+                .map(|u| Edit::replace(u.range.clone(), facts.replacement(&assign.value, &u.range)))
+                .collect();
+            edits.push(delete_stmt(script, body, i, is_module));
+            let description = format!(
+                "propagate `{}` at line {} into {} use{}",
+                short(script.slice(stmt)),
+                line_of(text, span(stmt).start),
+                uses.len(),
+                if uses.len() == 1 { "" } else { "s" }
+            );
+            out.push((uses.len(), Candidate::new(description, edits)));
+        }
+    }
+    out
+}
+
+/// `self.attr = value` set once in `__init__`: `self.attr` in the class's methods becomes the
+/// value.
+fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
+    let script = facts.script;
+    let text = script.text();
+    let mut out = Vec::new();
+    for stmt in script.body() {
+        let Stmt::ClassDef(class) = stmt else {
+            continue;
+        };
+        let Some(class_scope) = facts.scopes.scope_at(&span(class)) else {
+            continue;
+        };
+        let methods: Vec<(&ast::StmtFunctionDef, &str)> = class
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::FunctionDef(f) if is_instance_method(f) => Some((f, first_param(f)?)),
+                _ => None,
+            })
+            .collect();
+        let Some(&(init, init_self)) = methods.iter().find(|(f, _)| f.name.as_str() == "__init__")
+        else {
+            continue;
+        };
+        for (i, assign_stmt) in init.body.iter().enumerate() {
+            let Stmt::Assign(assign) = assign_stmt else {
+                continue;
+            };
+            let [Expr::Attribute(target)] = &*assign.targets else {
+                continue;
+            };
+            if !matches!(&*target.value, Expr::Name(n) if n.id.as_str() == init_self) {
+                continue;
+            }
+            let attr = target.attr.as_str();
+            let value = &*assign.value;
+            if !is_constant(facts, value) {
+                continue;
+            }
+            // Set nowhere else: no other store, `del` or augmented assignment of `.attr`,
+            // and no class attribute of that name.
+            let attributes: Vec<&ast::ExprAttribute> = facts
+                .exprs
+                .iter()
+                .filter_map(|e| match e {
+                    Expr::Attribute(a) if a.attr.as_str() == attr => Some(a),
+                    _ => None,
+                })
+                .collect();
+            let stores = attributes
+                .iter()
+                .filter(|a| a.ctx != ast::ExprContext::Load)
+                .count();
+            let class_binds = facts
+                .scopes
+                .occurrences
+                .iter()
+                .any(|o| o.binds && o.name == attr && o.scope == Some(class_scope));
+            if stores != 1 || class_binds {
+                continue;
+            }
+            let mut reads = Vec::new();
+            for (method, own_self) in &methods {
+                let Some(scope) = facts.scopes.scope_at(&span(*method)) else {
+                    continue;
+                };
+                // `self` rebound in the method is something else.
+                let self_bound = facts
+                    .scopes
+                    .occurrences
+                    .iter()
+                    .filter(|o| o.binds && o.name == *own_self && o.scope == Some(scope))
+                    .count();
+                if self_bound != 1 {
+                    continue;
+                }
+                for a in &attributes {
+                    let r = span(*a);
+                    let reads_self =
+                        matches!(&*a.value, Expr::Name(n) if n.id.as_str() == *own_self);
+                    let after = !std::ptr::eq(*method, init) || r.start > span(assign_stmt).end;
+                    if a.ctx == ast::ExprContext::Load
+                        && reads_self
+                        && span(*method).contains(&r.start)
+                        && after
+                    {
+                        let at = facts.scopes.innermost_at(r.start);
+                        reads.push((at, r));
+                    }
+                }
+            }
+            if reads.is_empty() || !facts.value_moves_to(value, &reads) {
+                continue;
+            }
+            let mut edits: Vec<Edit> = reads
+                .iter()
+                .map(|(_, r)| Edit::replace(r.clone(), facts.replacement(value, r)))
+                .collect();
+            if reads.len() + 1 == attributes.len() {
+                edits.push(delete_stmt(script, &init.body, i, false));
+            }
+            out.push(Candidate::new(
+                format!(
+                    "propagate `{}` at line {} into {} read{}",
+                    short(script.slice(assign_stmt)),
+                    line_of(text, span(assign_stmt).start),
+                    reads.len(),
+                    if reads.len() == 1 { "" } else { "s" }
+                ),
+                edits,
+            ));
+        }
+    }
+    out
+}
+
+/// `NAME[key]` of a module-level literal table that is never changed: the lookup becomes the
+/// entry.
+fn look_up_entries(facts: &Facts) -> Vec<Candidate> {
+    let script = facts.script;
+    let text = script.text();
+    let mut out = Vec::new();
+    for stmt in script.body() {
+        let Stmt::Assign(assign) = stmt else {
+            continue;
+        };
+        let [Expr::Name(target)] = &*assign.targets else {
+            continue;
+        };
+        let name = target.id.as_str();
+        let table = &*assign.value;
+        if facts.bound(name) != 1 || !matches!(table, Expr::Dict(_) | Expr::List(_)) {
+            continue;
+        }
+        let uses: Vec<&Occurrence> = facts
+            .scopes
+            .occurrences
+            .iter()
+            .filter(|o| o.name == name && !o.binds)
+            .collect();
+        if uses
+            .iter()
+            .any(|u| facts.scopes.resolve_occurrence(u).is_some())
+        {
+            continue;
+        }
+        let (lookups, readers) = readers_of(facts, name);
+        if readers != uses.len() {
+            continue;
+        }
+        for lookup in lookups {
+            let Some(entry) = entry(table, &lookup.slice) else {
+                continue;
+            };
+            let at = span(lookup);
+            let place = (facts.scopes.innermost_at(at.start), at.clone());
+            if !facts.value_moves_to(entry, &[place]) {
+                continue;
+            }
+            out.push(Candidate::new(
+                format!(
+                    "replace `{}` by its entry `{}` at line {}",
+                    short(script.slice(lookup)),
+                    short(script.slice(entry)),
+                    line_of(text, at.start)
+                ),
+                vec![Edit::replace(at.clone(), facts.replacement(entry, &at))],
+            ));
+        }
+    }
+    out
+}
+
+/// The subscripts `name[...]` that read, and how many uses of `name` only read the table:
+/// those subscripts, `in` tests, `len(name)` and loops over it.
+fn readers_of<'a>(facts: &Facts<'a>, name: &str) -> (Vec<&'a ast::ExprSubscript>, usize) {
+    let is_it = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == name);
+    let mut lookups = Vec::new();
+    let mut others = 0;
+    for expr in &facts.exprs {
+        match expr {
+            Expr::Subscript(s) if s.ctx == ast::ExprContext::Load && is_it(&s.value) => {
+                lookups.push(s);
+            }
+            Expr::Compare(c) => {
+                others += c
+                    .ops
+                    .iter()
+                    .zip(&c.comparators)
+                    .filter(|(op, e)| matches!(op, ast::CmpOp::In | ast::CmpOp::NotIn) && is_it(e))
+                    .count();
+            }
+            Expr::Call(c)
+                if matches!(&*c.func, Expr::Name(f) if f.id.as_str() == "len")
+                    && c.arguments.keywords.is_empty()
+                    && matches!(&*c.arguments.args, [a] if is_it(a)) =>
+            {
+                others += 1;
+            }
+            Expr::ListComp(ast::ExprListComp { generators, .. })
+            | Expr::SetComp(ast::ExprSetComp { generators, .. })
+            | Expr::DictComp(ast::ExprDictComp { generators, .. })
+            | Expr::Generator(ast::ExprGenerator { generators, .. }) => {
+                others += generators.iter().filter(|g| is_it(&g.iter)).count();
+            }
+            _ => {}
+        }
+    }
+    for body in all_bodies(facts.script.body()) {
+        others += body
+            .iter()
+            .filter(|s| matches!(s, Stmt::For(f) if is_it(&f.iter)))
+            .count();
+    }
+    let readers = lookups.len() + others;
+    (lookups, readers)
+}
+
+/// The entry of a dict or list literal that a literal key selects.
+fn entry<'a>(table: &'a Expr, key: &Expr) -> Option<&'a Expr> {
+    match (table, key) {
+        (Expr::Dict(dict), _) => {
+            // Only tables whose keys are all strings or integers, so that equal means equal.
+            let keys: Vec<Key> = dict
+                .items
+                .iter()
+                .map(|item| key_of(item.key.as_ref()?))
+                .collect::<Option<_>>()?;
+            let wanted = key_of(key)?;
+            let i = keys.iter().rposition(|k| *k == wanted)?;
+            Some(&dict.items[i].value)
+        }
+        (Expr::List(list), Expr::NumberLiteral(n)) => {
+            if list.elts.iter().any(|e| matches!(e, Expr::Starred(_))) {
+                return None;
+            }
+            let ast::Number::Int(i) = &n.value else {
+                return None;
+            };
+            list.elts.get(i.as_usize()?)
+        }
+        _ => None,
+    }
+}
+
+#[derive(PartialEq)]
+enum Key {
+    Str(String),
+    Int(i64),
+}
+
+fn key_of(expr: &Expr) -> Option<Key> {
+    match expr {
+        Expr::StringLiteral(s) => Some(Key::Str(s.value.to_str().to_string())),
+        Expr::NumberLiteral(ast::ExprNumberLiteral {
+            value: ast::Number::Int(i),
+            ..
+        }) => Some(Key::Int(i.as_i64()?)),
+        _ => None,
+    }
+}
+
+/// Whether evaluating `value` more than once, or later, gives equal values and does nothing
+/// else: no call, no new mutable object.
+fn is_pure(value: &Expr) -> bool {
+    all_exprs_of(value).iter().all(|e| {
+        matches!(
+            e,
+            Expr::Name(_)
+                | Expr::Attribute(_)
+                | Expr::Subscript(_)
+                | Expr::Slice(_)
+                | Expr::NumberLiteral(_)
+                | Expr::StringLiteral(_)
+                | Expr::BytesLiteral(_)
+                | Expr::BooleanLiteral(_)
+                | Expr::NoneLiteral(_)
+                | Expr::EllipsisLiteral(_)
+                | Expr::FString(_)
+                | Expr::UnaryOp(_)
+                | Expr::BinOp(_)
+                | Expr::BoolOp(_)
+                | Expr::Compare(_)
+                | Expr::Tuple(_)
+                | Expr::If(_)
+        )
+    })
+}
+
+/// Whether a loop holds `at` but not `outside`: the code at `at` may run more than once.
+fn in_loop_without(facts: &Facts, at: &Range<usize>, outside: &Range<usize>) -> bool {
+    all_bodies(facts.script.body())
+        .iter()
+        .flat_map(|b| b.iter())
+        .filter(|s| matches!(s, Stmt::For(_) | Stmt::While(_)))
+        .any(|s| {
+            let r = span(s);
+            r.contains(&at.start) && !r.contains(&outside.start)
+        })
+}
+
+/// A literal, or a name bound once, at module level.
+fn is_constant(facts: &Facts, value: &Expr) -> bool {
+    match value {
+        Expr::NumberLiteral(_)
+        | Expr::StringLiteral(_)
+        | Expr::BytesLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::EllipsisLiteral(_) => true,
+        Expr::UnaryOp(u) => {
+            matches!(u.op, ast::UnaryOp::USub | ast::UnaryOp::UAdd)
+                && matches!(&*u.operand, Expr::NumberLiteral(_))
+        }
+        Expr::Name(n) => {
+            let name = n.id.as_str();
+            facts.bound(name) == 1
+                && facts
+                    .scopes
+                    .occurrences
+                    .iter()
+                    .any(|o| o.binds && o.name == name && o.scope.is_none())
+        }
+        _ => false,
+    }
+}
+
+/// Whether `f` is called with its instance first: not a static or class method.
+fn is_instance_method(f: &ast::StmtFunctionDef) -> bool {
+    f.decorator_list.iter().all(|d| {
+        !matches!(&d.expression, Expr::Name(n)
+            if matches!(n.id.as_str(), "staticmethod" | "classmethod"))
+    })
+}
+
+fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
+    let params = &f.parameters;
+    let first = params.posonlyargs.first().or(params.args.first())?;
+    Some(first.parameter.name.as_str())
+}
+
+/// `expr` and every expression inside it.
+fn all_exprs_of(expr: &Expr) -> Vec<&Expr> {
+    use crate::python::{SourceOrderVisitor, source_order};
+    struct Collect<'a>(Vec<&'a Expr>);
+    impl<'a> SourceOrderVisitor<'a> for Collect<'a> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            self.0.push(expr);
+            source_order::walk_expr(self, expr);
+        }
+    }
+    let mut collect = Collect(Vec::new());
+    collect.visit_expr(expr);
+    collect.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(text: &str) -> Vec<String> {
+        crate::passes::candidate_texts(&PropagateValues, text)
+    }
+
+    #[test]
+    fn a_name_bound_once_becomes_its_value_everywhere() {
+        let text = "key = 'k' + s\nf(key)\ng(key.upper())\n";
+        assert_eq!(results(text), ["f(('k' + s))\ng(('k' + s).upper())\n"]);
+    }
+
+    #[test]
+    fn a_name_bound_twice_in_any_way_stays() {
+        for text in [
+            "x = 1\nx += 1\nf(x)\n",
+            "x = 1\nfor x in y: pass\nf(x)\n",
+            "x = 1\ndel x\n",
+            "x = 1\ndef g():\n    global x\n    f(x)\n",
+            "def g(x):\n    x = 1\n    f(x)\n",
+        ] {
+            assert!(results(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_local_is_not_carried_into_another_function() {
+        let text = "def g():\n    x = 1\n    f(x)\ndef h():\n    f(x)\n";
+        assert!(results(text).is_empty());
+    }
+
+    #[test]
+    fn a_value_that_reads_a_rebound_name_stays() {
+        let text = "a = 1\nx = a\na = 2\nf(x)\n";
+        assert!(results(text).is_empty());
+    }
+
+    #[test]
+    fn a_value_with_quotes_does_not_go_into_an_f_string() {
+        assert!(results("k = 'a'\nf(f\"{k}\")\n").is_empty());
+        assert_eq!(results("k = 1\nf(f\"{k}\")\n"), ["f(f\"{1}\")\n"]);
+    }
+
+    #[test]
+    fn a_number_before_a_dot_is_parenthesized() {
+        assert_eq!(results("n = 1\nn.real\n"), ["(1).real\n"]);
+    }
+
+    #[test]
+    fn a_table_that_is_changed_is_not_looked_up() {
+        assert!(results("T = {'a': 1}\nT['b'] = 2\nf(T['a'])\n").is_empty());
+        assert!(results("T = {'a': 1}\ng(T)\nf(T['a'])\n").is_empty());
+        let texts = results("T = {True: 1}\nf(T[1])\n");
+        assert_eq!(
+            texts,
+            ["f({True: 1}[1])\n"],
+            "the only candidate is the name's"
+        );
+    }
+
+    #[test]
+    fn the_last_of_two_equal_keys_is_the_entry() {
+        let texts = results("T = {'a': 1, 'a': 2}\nf(T['a'])\n");
+        assert!(
+            texts.contains(&"T = {'a': 1, 'a': 2}\nf(2)\n".to_string()),
+            "{texts:?}"
+        );
+    }
+}
