@@ -153,17 +153,27 @@ pub fn all_bodies(body: &[Stmt]) -> Vec<&[Stmt]> {
     out
 }
 
+/// Collects every expression it walks, in source order.
+struct Collect<'a>(Vec<&'a Expr>);
+
+impl<'a> SourceOrderVisitor<'a> for Collect<'a> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        self.0.push(expr);
+        source_order::walk_expr(self, expr);
+    }
+}
+
 /// Every expression of the script, in source order.
 pub fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
-    struct Collect<'a>(Vec<&'a Expr>);
-    impl<'a> SourceOrderVisitor<'a> for Collect<'a> {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            self.0.push(expr);
-            source_order::walk_expr(self, expr);
-        }
-    }
     let mut collect = Collect(Vec::new());
     collect.visit_body(body);
+    collect.0
+}
+
+/// `expr` and every expression inside it, in source order.
+pub fn exprs_of(expr: &Expr) -> Vec<&Expr> {
+    let mut collect = Collect(Vec::new());
+    collect.visit_expr(expr);
     collect.0
 }
 

@@ -108,7 +108,7 @@ impl<'a> Facts<'a> {
     /// and refers to the same binding there.
     fn value_moves_to(&self, value: &Expr, places: &[(Option<usize>, Range<usize>)]) -> bool {
         let range = span(value);
-        let forbidden = all_exprs_of(value).iter().any(|e| {
+        let forbidden = crate::python::exprs_of(value).iter().any(|e| {
             matches!(
                 e,
                 Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) | Expr::Named(_)
@@ -489,7 +489,7 @@ fn key_of(expr: &Expr) -> Option<Key> {
 /// Whether evaluating `value` more than once, or later, gives equal values and does nothing
 /// else: no call, no new mutable object.
 fn is_pure(value: &Expr) -> bool {
-    all_exprs_of(value).iter().all(|e| {
+    crate::python::exprs_of(value).iter().all(|e| {
         matches!(
             e,
             Expr::Name(_)
@@ -563,21 +563,6 @@ fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
     let params = &f.parameters;
     let first = params.posonlyargs.first().or(params.args.first())?;
     Some(first.parameter.name.as_str())
-}
-
-/// `expr` and every expression inside it.
-fn all_exprs_of(expr: &Expr) -> Vec<&Expr> {
-    use crate::python::{SourceOrderVisitor, source_order};
-    struct Collect<'a>(Vec<&'a Expr>);
-    impl<'a> SourceOrderVisitor<'a> for Collect<'a> {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            self.0.push(expr);
-            source_order::walk_expr(self, expr);
-        }
-    }
-    let mut collect = Collect(Vec::new());
-    collect.visit_expr(expr);
-    collect.0
 }
 
 #[cfg(test)]
