@@ -23,6 +23,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(300);
 const POLL: Duration = Duration::from_millis(20);
 
 pub struct Zygote {
+    /// The zygote's own source, as a file: in `ps`, its command line stays short.
+    _program: tempfile::NamedTempFile,
     child: Box<dyn StdChildWrapper>,
     requests: ChildStdin,
     answers: Receiver<String>,
@@ -37,8 +39,14 @@ struct Answer {
 impl Zygote {
     /// Starts a zygote for the script at `original` under `python`, with `env` added.
     pub fn start(python: &Path, original: &Path, env: &[(String, String)]) -> Result<Zygote> {
+        let mut program = tempfile::Builder::new()
+            .prefix("scrub-zygote-")
+            .suffix(".py")
+            .tempfile()?;
+        program.write_all(SOURCE.as_bytes())?;
+        program.flush()?;
         let mut command = StdCommandWrap::with_new(python, |c| {
-            c.args(["-c", SOURCE])
+            c.arg(program.path())
                 .arg(original)
                 .env("PYTHONHASHSEED", "0")
                 .envs(env.iter().map(|(k, v)| (k, v)))
@@ -62,6 +70,7 @@ impl Zygote {
             }
         });
         let zygote = Zygote {
+            _program: program,
             child,
             requests,
             answers,

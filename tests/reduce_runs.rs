@@ -167,15 +167,16 @@ fn the_json_summary_has_every_documented_field() {
 #[test]
 fn ctrl_c_stops_the_workers_and_keeps_the_best_result_so_far() {
     // Every candidate that still fails sleeps first, so the run is slow enough to interrupt.
-    // Each run leaves its pid in `pids/`, to check afterwards that none is still running.
+    // Every run leaves its pid in `pids/` and then sleeps, in lines that `# scrub: keep`
+    // protects, so the run is slow enough to interrupt, and none of its processes may remain.
     let (dir, path) = temp_script("");
     let pids = dir.path().join("pids");
     std::fs::create_dir(&pids).unwrap();
-    let marker = format!(
-        "def apply(settings):\n    open({:?} + '/' + str(__import__('os').getpid()), 'w')\n    __import__('time').sleep(0.5)\n",
+    let prologue = format!(
+        "open({:?} + '/' + str(__import__('os').getpid()), 'w')  # scrub: keep\n__import__('time').sleep(0.5)  # scrub: keep\n",
         pids.to_str().unwrap()
     );
-    std::fs::write(&path, SCRIPT.replace("def apply(settings):\n", &marker)).unwrap();
+    std::fs::write(&path, format!("{prologue}{SCRIPT}")).unwrap();
     let child = scrub()
         .arg("reduce")
         .arg(&path)
@@ -216,4 +217,13 @@ fn ctrl_c_stops_the_workers_and_keeps_the_best_result_so_far() {
         .filter(|pid| std::path::Path::new(&format!("/proc/{pid}/cwd")).exists())
         .collect();
     assert!(running.is_empty(), "left behind: {running:?}");
+    // Nor a warm worker: their command lines name the input.
+    let input = path.to_str().unwrap();
+    let workers: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(input))
+        .collect();
+    assert!(workers.is_empty(), "warm workers left behind: {workers:?}");
 }
