@@ -22,18 +22,26 @@ pub trait Pass: Sync {
     }
 }
 
-/// The generic passes, in the order a round runs them.
+/// The passes, in the order a round runs them.
 ///
-/// Large deletions first, since they make every later pass cheaper; then the rewrites that
-/// open up structure (unwrapping blocks and loops, inlining calls, then propagating the
-/// values that inlining leaves bound to parameter names); then the small, many, cheap
-/// removals of definitions, imports, arguments and elements; expression hoisting and value
-/// shrinking last, because they propose the most candidates and are worth most on an already
-/// small script; blank lines left behind and comments, which count as lines, are tidied at
-/// the end of each round.
+/// Large deletions first, since they make every later pass cheaper. Right after them the
+/// PyTorch passes that move a repro to the CPU and float32 and shrink its tensor and layer
+/// sizes: they propose few candidates (none on a script without torch) and are decisive
+/// for torch repros, and every later run is faster on a small CPU script. Then the rewrites
+/// that open up structure: unwrapping blocks, then stepping `torch.compile` down its backend
+/// ladder (once unwrapping has exposed the calls, and before the many rewrites that follow,
+/// which are judged faster under a cheaper backend), unrolling loops, inlining calls, then
+/// propagating the values that inlining leaves bound to parameter names. Then the small,
+/// many, cheap removals of definitions, imports, arguments and elements; expression hoisting
+/// and value shrinking last, because they propose the most candidates and are worth most on
+/// an already small script; blank lines left behind and comments, which count as lines, are
+/// tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
     &DeleteStatements,
+    &CpuFloat32,
+    &ShrinkDims,
     &UnwrapBlocks,
+    &SimplerBackend,
     &UnrollLoops,
     &InlineCalls,
     &PropagateValues,

@@ -1,5 +1,6 @@
 //! The generic passes, one per file; each file's doc comment is the pass's manual.
 
+mod cpu_float32;
 mod delete_arguments;
 mod delete_definitions;
 mod delete_elements;
@@ -8,12 +9,15 @@ mod drop_imports;
 mod hoist_expressions;
 mod inline_calls;
 mod propagate_values;
+mod shrink_dims;
 mod shrink_values;
+mod simpler_backend;
 mod strip_comments;
 mod tidy_blank_lines;
 mod unroll_loops;
 mod unwrap_blocks;
 
+pub use cpu_float32::CpuFloat32;
 pub use delete_arguments::DeleteArguments;
 pub use delete_definitions::DeleteDefinitions;
 pub use delete_elements::DeleteElements;
@@ -22,20 +26,22 @@ pub use drop_imports::DropImports;
 pub use hoist_expressions::HoistExpressions;
 pub use inline_calls::InlineCalls;
 pub use propagate_values::PropagateValues;
+pub use shrink_dims::ShrinkDims;
 pub use shrink_values::ShrinkValues;
+pub use simpler_backend::SimplerBackend;
 pub use strip_comments::StripComments;
 pub use tidy_blank_lines::TidyBlankLines;
 pub use unroll_loops::UnrollLoops;
 pub use unwrap_blocks::UnwrapBlocks;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use crate::edit::{
     Candidate, Edit, apply_edits_within, comments_above, deletion_range, indent_at, line_end,
     line_start, reindent, starts_line,
 };
-use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, span};
+use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, span};
 
 /// 1-based line number of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
@@ -181,6 +187,66 @@ pub(crate) fn combine(description: &str, parts: &[Candidate]) -> Option<Candidat
             taken.iter().flat_map(|c| c.edits.iter().cloned()).collect(),
         )
     })
+}
+
+/// The names a script's imports bind to torch and its submodules and objects, with the dotted
+/// path each stands for: `torch` → `torch`, `nn` → `torch.nn` (from `import torch.nn as nn`
+/// or `from torch import nn`), `Linear` → `torch.nn.Linear`. Empty when the script imports
+/// nothing from torch, which is how the torch passes know to propose nothing.
+pub(crate) fn torch_imports(script: &Script) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let is_torch = |module: &str| module == "torch" || module.starts_with("torch.");
+    for body in all_bodies(script.body()) {
+        for stmt in body {
+            match stmt {
+                Stmt::Import(import) => {
+                    for alias in &import.names {
+                        let module = alias.name.as_str();
+                        if !is_torch(module) {
+                            continue;
+                        }
+                        match &alias.asname {
+                            Some(asname) => out.insert(asname.to_string(), module.to_string()),
+                            // `import torch.nn` binds `torch`, not `torch.nn`.
+                            None => out.insert("torch".to_string(), "torch".to_string()),
+                        };
+                    }
+                }
+                Stmt::ImportFrom(from) if from.level == 0 => {
+                    let Some(module) = from.module.as_ref().map(|m| m.as_str()) else {
+                        continue;
+                    };
+                    if !is_torch(module) {
+                        continue;
+                    }
+                    for alias in &from.names {
+                        let name = alias.name.as_str();
+                        if name != "*" {
+                            let bound = alias.asname.as_ref().map_or(name, |a| a.as_str());
+                            out.insert(bound.to_string(), format!("{module}.{name}"));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The dotted torch path a name or attribute chain stands for under `imports` (see
+/// [`torch_imports`]): `nn.Linear` → `torch.nn.Linear`; `None` when it does not start with a
+/// name bound by a torch import.
+pub(crate) fn torch_path(imports: &HashMap<String, String>, expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(name) => imports.get(name.id.as_str()).cloned(),
+        Expr::Attribute(attribute) => Some(format!(
+            "{}.{}",
+            torch_path(imports, &attribute.value)?,
+            attribute.attr
+        )),
+        _ => None,
+    }
 }
 
 /// The text after each candidate of `pass` on `text` (parsed as Python 3.11), for tests.

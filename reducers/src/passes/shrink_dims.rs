@@ -1,0 +1,368 @@
+//! Shrink the sizes a PyTorch repro builds tensors and layers with, consistently.
+//!
+//! ## What it removes
+//! Large integer sizes where torch takes a shape or a width: the sizes of `torch.randn`,
+//! `rand`, `zeros`, `ones`, `empty`, the size of `full` and `randint`, the end of `arange`, the
+//! shapes of `.view(...)`, `.reshape(...)` and `.expand(...)`, and the widths of `nn.Linear`,
+//! `nn.Conv1d/2d/3d` (with the kernel size), `nn.Embedding`, `nn.LayerNorm` and
+//! `nn.BatchNorm1d/2d/3d`, as arguments, as the items of a tuple or list shape
+//! (`torch.zeros((4, 1024))`), as keywords (`size=`, `in_features=`, ...) or as factors of a
+//! product (`x.view(B * T, C)`). Each size is tried at 1, 2, 4 and 8, only below its value.
+//!
+//! Sizes that must agree are changed together, before any one of them alone:
+//! - when one value sits in several size positions (1024 in `torch.randn(8, 1024)` and in
+//!   `nn.Linear(1024, 10)`), one candidate per target changes all of them, including the
+//!   module-level bindings of that value that feed a size (`HIDDEN = 1024`);
+//! - a size given by a name bound once, at module level, to an integer (`HIDDEN = 1024`)
+//!   is changed at its binding, which every use follows;
+//! - then each literal size alone.
+//!
+//! ## Example
+//! ```python
+//! x = torch.randn(8, 1024)   # before
+//! lin = nn.Linear(1024, 10)
+//! x = torch.randn(8, 1)      # after: both 1024s together
+//! lin = nn.Linear(1, 10)
+//! ```
+//!
+//! ## When it cannot apply
+//! Scripts that import nothing from torch. Sizes that are not integer literals or such
+//! names (`x.size(0)`, `-1`, which `view` and `reshape` infer and so stays, arguments after a
+//! `*shape`), names bound more than once or not at module level, and sizes of 1 or less.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+use super::{dedup, line_of, short, torch_imports, torch_path};
+use crate::edit::{Candidate, Edit};
+use crate::pass::Pass;
+use crate::python::{Expr, Script, Stmt, all_exprs, ast, span};
+use crate::scopes::Scopes;
+
+pub struct ShrinkDims;
+
+/// The sizes tried, smallest first; a size only ever shrinks.
+const TARGETS: [u64; 4] = [1, 2, 4, 8];
+
+/// One integer literal that sets a size, directly or through the name it is bound to.
+struct Literal {
+    range: Range<usize>,
+    value: u64,
+    /// What it is, for descriptions: the call it sizes, or the name it binds.
+    role: Role,
+}
+
+enum Role {
+    SizeOf(String),
+    BindingOf(String),
+}
+
+impl Pass for ShrinkDims {
+    fn name(&self) -> &'static str {
+        "shrink_dims"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let imports = torch_imports(script);
+        if imports.is_empty() {
+            return Vec::new();
+        }
+        let text = script.text();
+        let mut sizes = Vec::new();
+        let mut names = Vec::new();
+        for expr in all_exprs(script.body()) {
+            let Expr::Call(call) = expr else { continue };
+            let callee = short(script.slice(&*call.func));
+            let mut leaves = Vec::new();
+            for argument in size_arguments(call, torch_path(&imports, &call.func).as_deref()) {
+                size_leaves(argument, &mut leaves);
+            }
+            for leaf in leaves {
+                match leaf {
+                    Expr::NumberLiteral(n) => {
+                        if let Some(value) = int_value(n) {
+                            sizes.push(Literal {
+                                range: span(leaf),
+                                value,
+                                role: Role::SizeOf(callee.clone()),
+                            });
+                        }
+                    }
+                    Expr::Name(n) if !names.contains(&n.id.as_str()) => names.push(n.id.as_str()),
+                    _ => {}
+                }
+            }
+        }
+        let bindings = module_bindings(script, &names);
+
+        // Every literal that feeds a size, by value, in source order.
+        let mut by_value: BTreeMap<u64, Vec<&Literal>> = BTreeMap::new();
+        let mut all: Vec<&Literal> = sizes.iter().chain(&bindings).collect();
+        all.sort_by_key(|l| l.range.start);
+        for literal in &all {
+            by_value.entry(literal.value).or_default().push(literal);
+        }
+        let mut groups: Vec<&Vec<&Literal>> = by_value.values().filter(|g| g.len() > 1).collect();
+        groups.sort_by_key(|g| g[0].range.start);
+
+        let mut out = Vec::new();
+        for group in groups {
+            let value = group[0].value;
+            let mut lines: Vec<usize> =
+                group.iter().map(|l| line_of(text, l.range.start)).collect();
+            lines.dedup();
+            let list = lines
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            let lines = if lines.len() == 1 {
+                format!("line {list}")
+            } else {
+                format!("lines {list}")
+            };
+            for target in smaller_targets(value) {
+                out.push(Candidate::new(
+                    format!(
+                        "shrink every size {value} to {target} ({} places, {lines})",
+                        group.len()
+                    ),
+                    group
+                        .iter()
+                        .map(|l| Edit::replace(l.range.clone(), target.to_string()))
+                        .collect(),
+                ));
+            }
+        }
+        for literal in bindings.iter().chain(&sizes) {
+            let line = line_of(text, literal.range.start);
+            let value = literal.value;
+            for target in smaller_targets(value) {
+                let description = match &literal.role {
+                    Role::BindingOf(name) => {
+                        format!("shrink `{name} = {value}` to {target} at line {line}")
+                    }
+                    Role::SizeOf(callee) => {
+                        format!("shrink size {value} of {callee}() to {target} at line {line}")
+                    }
+                };
+                out.push(Candidate::new(
+                    description,
+                    vec![Edit::replace(literal.range.clone(), target.to_string())],
+                ));
+            }
+        }
+        dedup(&mut out);
+        out
+    }
+}
+
+/// The targets below `value`, smallest first.
+fn smaller_targets(value: u64) -> impl Iterator<Item = u64> {
+    TARGETS.into_iter().filter(move |&t| t < value)
+}
+
+/// The value of an integer literal larger than 1, the only ones worth shrinking.
+fn int_value(n: &ast::ExprNumberLiteral) -> Option<u64> {
+    match &n.value {
+        ast::Number::Int(i) => i.as_u64().filter(|&v| v > 1),
+        _ => None,
+    }
+}
+
+/// The arguments of `call` that hold sizes, given the torch path its callee stands for
+/// (`None` for a method call on a value, such as `x.view(...)`).
+fn size_arguments<'a>(call: &'a ast::ExprCall, path: Option<&str>) -> Vec<&'a Expr> {
+    let arguments = &call.arguments;
+    let positional: Vec<&Expr> = arguments
+        .args
+        .iter()
+        .take_while(|a| !a.is_starred_expr())
+        .collect();
+    let nth = |indices: &[usize]| -> Vec<&'a Expr> {
+        indices
+            .iter()
+            .filter_map(|&i| positional.get(i).copied())
+            .collect()
+    };
+    let (mut out, keywords): (Vec<&Expr>, &[&str]) = match path {
+        None => match &*call.func {
+            Expr::Attribute(a) if matches!(a.attr.as_str(), "view" | "reshape" | "expand") => {
+                (positional.clone(), &["size", "shape"])
+            }
+            _ => return Vec::new(),
+        },
+        Some(path) => match path.strip_prefix("torch.").unwrap_or("") {
+            "randn" | "rand" | "zeros" | "ones" | "empty" => (positional.clone(), &["size"]),
+            "full" => (nth(&[0]), &["size"]),
+            "randint" => (
+                positional
+                    .iter()
+                    .copied()
+                    .filter(|a| matches!(a, Expr::Tuple(_) | Expr::List(_)))
+                    .collect(),
+                &["size"],
+            ),
+            "arange" if positional.len() == 1 => (nth(&[0]), &["end"]),
+            "arange" => (nth(&[1]), &["end"]),
+            "reshape" => (nth(&[1]), &["shape"]),
+            "nn.Linear" => (nth(&[0, 1]), &["in_features", "out_features"]),
+            "nn.Conv1d" | "nn.Conv2d" | "nn.Conv3d" => (
+                nth(&[0, 1, 2]),
+                &["in_channels", "out_channels", "kernel_size"],
+            ),
+            "nn.Embedding" => (nth(&[0, 1]), &["num_embeddings", "embedding_dim"]),
+            "nn.LayerNorm" => (nth(&[0]), &["normalized_shape"]),
+            "nn.BatchNorm1d" | "nn.BatchNorm2d" | "nn.BatchNorm3d" => {
+                (nth(&[0]), &["num_features"])
+            }
+            _ => return Vec::new(),
+        },
+    };
+    out.extend(
+        keywords
+            .iter()
+            .filter_map(|k| arguments.find_keyword(k).map(|k| &k.value)),
+    );
+    out
+}
+
+/// The integer literals and names a size argument is made of: the argument itself, the items
+/// of a tuple or list shape, the operands of a product, sum or floor division.
+fn size_leaves<'a>(expr: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match expr {
+        Expr::Tuple(t) => t.elts.iter().for_each(|e| size_leaves(e, out)),
+        Expr::List(l) => l.elts.iter().for_each(|e| size_leaves(e, out)),
+        Expr::BinOp(b)
+            if matches!(
+                b.op,
+                ast::Operator::Mult | ast::Operator::Add | ast::Operator::FloorDiv
+            ) =>
+        {
+            size_leaves(&b.left, out);
+            size_leaves(&b.right, out);
+        }
+        Expr::NumberLiteral(_) | Expr::Name(_) => out.push(expr),
+        _ => {}
+    }
+}
+
+/// The integer literals that `names` are bound to by a module-level `NAME = <int>` (or
+/// `NAME: int = <int>`), for the names bound nowhere else, in any scope.
+fn module_bindings(script: &Script, names: &[&str]) -> Vec<Literal> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let scopes = Scopes::of(script.body());
+    let mut binds: HashMap<&str, usize> = HashMap::new();
+    for occurrence in &scopes.occurrences {
+        if occurrence.binds {
+            *binds.entry(occurrence.name).or_default() += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for stmt in script.body() {
+        let (target, value) = match stmt {
+            Stmt::Assign(a) if a.targets.len() == 1 => (&a.targets[0], &*a.value),
+            Stmt::AnnAssign(a) => match &a.value {
+                Some(value) => (&*a.target, &**value),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let (Expr::Name(name), Expr::NumberLiteral(n)) = (target, value) else {
+            continue;
+        };
+        let name = name.id.as_str();
+        if names.contains(&name)
+            && binds.get(name) == Some(&1)
+            && let Some(v) = int_value(n)
+        {
+            out.push(Literal {
+                range: span(value),
+                value: v,
+                role: Role::BindingOf(name.to_string()),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(text: &str) -> Vec<String> {
+        crate::passes::candidate_texts(&ShrinkDims, text)
+    }
+
+    #[test]
+    fn a_value_in_several_size_positions_shrinks_everywhere_at_once_first() {
+        let text = "import torch\nx = torch.randn(8, 1024)\nlin = torch.nn.Linear(1024, 10)\n";
+        let out = results(text);
+        assert_eq!(
+            out[0],
+            "import torch\nx = torch.randn(8, 1)\nlin = torch.nn.Linear(1, 10)\n"
+        );
+        assert!(out.contains(
+            &"import torch\nx = torch.randn(8, 1)\nlin = torch.nn.Linear(1024, 10)\n".to_string()
+        ));
+    }
+
+    #[test]
+    fn a_name_bound_once_at_module_level_shrinks_at_its_binding() {
+        let text = "import torch\nHIDDEN = 64\nx = torch.zeros((4, HIDDEN))\n";
+        assert_eq!(
+            results(text)[0],
+            "import torch\nHIDDEN = 1\nx = torch.zeros((4, HIDDEN))\n"
+        );
+    }
+
+    #[test]
+    fn a_name_bound_twice_is_left_alone() {
+        let text = "import torch\nH = 64\nH = 32\nx = torch.zeros(H)\n";
+        assert!(results(text).is_empty());
+        let text = "import torch\nH = 64\ndef f(H):\n    return torch.zeros(H)\n";
+        assert!(results(text).is_empty());
+    }
+
+    #[test]
+    fn minus_one_in_a_view_stays_and_sizes_only_shrink() {
+        let text = "import torch\ny = x.view(-1, 4)\n";
+        assert_eq!(
+            results(text),
+            [
+                "import torch\ny = x.view(-1, 1)\n",
+                "import torch\ny = x.view(-1, 2)\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn randint_shrinks_its_size_not_its_bounds() {
+        let text = "import torch\nt = torch.randint(100, (16,))\n";
+        let out = results(text);
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|t| t.contains("randint(100, (")));
+    }
+
+    #[test]
+    fn aliases_of_torch_nn_are_followed() {
+        // 1000 to 1, 2, 4 and 8; 3 to 1 and 2.
+        let text = "from torch import nn\nm = nn.Embedding(1000, 3)\n";
+        assert_eq!(results(text).len(), 6);
+        let text = "from torch.nn import LayerNorm as LN\nm = LN(16)\n";
+        assert_eq!(results(text).len(), 4);
+    }
+
+    #[test]
+    fn nothing_is_proposed_without_torch() {
+        assert!(results("x = np.zeros((4, 1024))\ny = x.reshape(2, 2048)\n").is_empty());
+    }
+
+    #[test]
+    fn nothing_is_proposed_on_a_plain_fixture() {
+        let plain = include_str!("../../tests/fixtures/inline_calls/calls_and_methods.py");
+        assert!(results(plain).is_empty());
+    }
+}
