@@ -20,6 +20,13 @@ pub trait Pass: Sync {
     fn is_cosmetic(&self) -> bool {
         false
     }
+
+    /// Whether its candidates may make the script longer: a step down a finite ladder (the
+    /// compile backend, a dtype) that is worth more than its bytes. Such a candidate is taken
+    /// only towards a script never accepted before, so the loop still ends.
+    fn may_grow(&self) -> bool {
+        false
+    }
 }
 
 /// The passes, in the order a round runs them.

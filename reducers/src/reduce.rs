@@ -136,6 +136,7 @@ pub fn reduce(
         })
         .collect();
     let mut run = Run {
+        accepted: HashSet::from([current.text().to_string()]),
         current,
         stats,
         oracle,
@@ -162,6 +163,8 @@ pub fn reduce(
 /// The state of one reduction.
 struct Run<'a> {
     current: Script,
+    /// Every script accepted so far: a pass that may grow the script never returns to one.
+    accepted: HashSet<String>,
     stats: Vec<PassStats>,
     oracle: &'a mut dyn Oracle,
     options: &'a Options,
@@ -243,7 +246,9 @@ impl Run<'_> {
             if !patient && refused_in_a_row >= self.options.give_up_after {
                 return Ok(PassEnd::GaveUp);
             }
-            let (window, next) = fill_window(&candidates, cursor, &self.current, self.options);
+            let grows = pass.may_grow().then_some(&self.accepted);
+            let (window, next) =
+                fill_window(&candidates, cursor, &self.current, grows, self.options);
             if window.is_empty() {
                 return Ok(PassEnd::Exhausted);
             }
@@ -278,7 +283,8 @@ impl Run<'_> {
                 }
             }
             self.stats[i].accepted += parts;
-            self.stats[i].bytes_removed += self.current.text().len() - accepted.len();
+            self.stats[i].bytes_removed += self.current.text().len().saturating_sub(accepted.len());
+            self.accepted.insert(accepted.clone());
             self.current =
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
             self.oracle
@@ -310,10 +316,13 @@ fn smaller(text: &str, than: &str) -> bool {
 
 /// The next `window` candidates from `cursor` on that leave protected code alone, make the
 /// script smaller and parse, with their texts; and the index after the last one looked at.
+/// With `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to
+/// a script never accepted before.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
     current: &Script,
+    grows: Option<&HashSet<String>>,
     options: &Options,
 ) -> (Vec<(usize, String)>, usize) {
     let mut window = Vec::new();
@@ -328,7 +337,7 @@ fn fill_window(
         });
         if !touches_protected
             && let Some(text) = candidates[i].apply(current.text())
-            && smaller(&text, current.text())
+            && (smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
             && !seen.contains(&text)
             && Script::parse(text.as_str(), options.version).is_some()
         {

@@ -261,3 +261,16 @@ fn the_pumps_carry_a_value_through_a_helper_and_main_to_its_use() {
     let out = reduce(text, pumps, &mut oracle, &exhaustive()).unwrap();
     assert_eq!(out.text, "{}['calibration']\n");
 }
+
+#[test]
+fn a_pass_that_may_grow_the_script_steps_down_its_ladder_once() {
+    // The backend rung makes the text longer; the loop takes it because the pass may grow it,
+    // and ends because it never goes back to a script it accepted before.
+    let text = "import torch\nf = torch.compile(g, backend=\"inductor\")\nf(1)\n";
+    // Only scripts on the ladder's lower rungs count (a stand-in for a failure that needs
+    // a working backend).
+    let needles = &["torch.compile", "eager\"", "f(1)"];
+    let out = reduce(text, PASSES, &mut Contains(needles), &exhaustive()).unwrap();
+    assert_eq!(out.stop, StopReason::Fixpoint);
+    assert!(out.text.contains("backend=\"eager\""), "{}", out.text);
+}

@@ -28,9 +28,8 @@
 //! ## When it cannot apply
 //! Scripts that import nothing from torch. `.to(...)` calls and `dtype=` keywords that name
 //! an integer, boolean or complex dtype stay, since they change values, not placement or
-//! precision. The script must get smaller, so `torch.half`, `torch.double` and
-//! `torch.float16` becoming `torch.float32` (longer, or as long and lexicographically larger)
-//! is only taken as part of the first candidate or through dropping its `dtype=` keyword.
+//! precision. `torch.half` becoming `torch.float32` makes the script longer: the pass may
+//! grow the script (see `Pass::may_grow`), and each rewrite is taken at most once.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -90,6 +89,10 @@ struct Site {
 impl Pass for CpuFloat32 {
     fn name(&self) -> &'static str {
         "cpu_float32"
+    }
+
+    fn may_grow(&self) -> bool {
+        true
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {

@@ -25,9 +25,8 @@
 //!
 //! ## When it cannot apply
 //! Scripts that import nothing from torch; backends given by anything but a string literal.
-//! The loop only accepts a smaller script, and `"aot_eager"` is longer than `"inductor"`, so
-//! the first rung is not taken by the reduction itself (`aot_eager` → `eager` is); the
-//! candidate is there for whoever judges rungs on their own.
+//! A rung may make the script longer (`"aot_eager"` is longer than `"inductor"`): the pass
+//! may grow the script (see `Pass::may_grow`), and each rung is taken at most once.
 
 use std::ops::Range;
 
@@ -45,6 +44,10 @@ const TUNING: &[&str] = &["mode", "options", "dynamic", "fullgraph"];
 impl Pass for SimplerBackend {
     fn name(&self) -> &'static str {
         "simpler_backend"
+    }
+
+    fn may_grow(&self) -> bool {
+        true
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
