@@ -63,6 +63,8 @@ pub struct Summary {
     pub passes: Vec<PassRow>,
     /// (candidate runs so far, non-blank lines) after every accepted step.
     pub trace: Vec<(usize, usize)>,
+    /// For a PyTorch repro: the simplifications the failure survived.
+    pub ladder: Vec<crate::ladder::Rung>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -267,6 +269,16 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         .to_string();
     run_dir.write("result.diff", &diff)?;
 
+    let ladder = crate::ladder::verdict(&text, &result);
+    for rung in &ladder {
+        console.say(format!("ladder: {}", rung.meaning));
+        run_dir.log(format!(
+            "ladder: {} {}: {}",
+            rung.rung,
+            if rung.held { "held" } else { "did not hold" },
+            rung.meaning
+        ));
+    }
     let wall = console.elapsed().as_secs_f64();
     let stop_reason = if result == text {
         "already_minimal"
@@ -319,6 +331,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
             })
             .collect(),
         trace,
+        ladder,
     })))
 }
 
