@@ -37,7 +37,8 @@ pub trait Pass: Sync {
 /// for torch repros, and every later run is faster on a small CPU script. Then the rewrites
 /// that open up structure: unwrapping blocks, then stepping `torch.compile` down its backend
 /// ladder (once unwrapping has exposed the calls, and before the many rewrites that follow,
-/// which are judged faster under a cheaper backend), unrolling loops, inlining calls, then
+/// which are judged faster under a cheaper backend), unrolling loops, replacing command-line
+/// options by their defaults (before inlining can hide the namespace), inlining calls, then
 /// propagating the values that inlining leaves bound to parameter names. Then the small,
 /// many, cheap removals of definitions, imports, arguments and elements; expression hoisting
 /// and value shrinking last, because they propose the most candidates and are worth most on
@@ -50,6 +51,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &UnwrapBlocks,
     &SimplerBackend,
     &UnrollLoops,
+    &ArgparseDefaults,
     &InlineCalls,
     &PropagateValues,
     &DeleteDefinitions,

@@ -1,5 +1,6 @@
 //! The generic passes, one per file; each file's doc comment is the pass's manual.
 
+mod argparse_defaults;
 mod cpu_float32;
 mod delete_arguments;
 mod delete_definitions;
@@ -17,6 +18,7 @@ mod tidy_blank_lines;
 mod unroll_loops;
 mod unwrap_blocks;
 
+pub use argparse_defaults::ArgparseDefaults;
 pub use cpu_float32::CpuFloat32;
 pub use delete_arguments::DeleteArguments;
 pub use delete_definitions::DeleteDefinitions;
