@@ -150,3 +150,67 @@ fn each_warm_worker_sees_its_own_gpu() {
         .collect();
     assert_eq!(seen, ["3".to_string(), "5".to_string()].into());
 }
+
+#[test]
+fn a_warm_child_sees_the_same_file_name_and_traceback_as_a_cold_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, "import os\n").unwrap();
+    let script = "import os\nprint(os.path.isabs(__file__), os.path.basename(__file__))\nraise KeyError('x')\n";
+    let python = PathBuf::from(common::python());
+    let cold = run_script(
+        script,
+        &RunSpec {
+            python: &python,
+            timeout: Duration::from_secs(20),
+            env: &[],
+        },
+    )
+    .unwrap();
+    let warm = warm_workers(&original, 1, vec![])
+        .run_all(&[script])
+        .remove(0)
+        .unwrap();
+    assert_eq!(warm.stdout, cold.stdout);
+    let frames = |s: &str| {
+        s.lines()
+            .filter(|l| l.trim_start().starts_with("File "))
+            .count()
+    };
+    assert_eq!(
+        frames(&warm.stderr),
+        frames(&cold.stderr),
+        "{}\n{}",
+        warm.stderr,
+        cold.stderr
+    );
+}
+
+#[test]
+fn a_warm_child_reports_a_script_that_does_not_compile_as_python_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, "import os\n").unwrap();
+    let broken = "x = 1\nbreak\n";
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+    };
+    let cold = run_script(broken, &spec).unwrap();
+    let warm = warm_workers(&original, 1, vec![])
+        .run_all(&[broken])
+        .remove(0)
+        .unwrap();
+    assert_eq!(warm.status, cold.status);
+    assert!(!warm.stderr.contains("Traceback"), "{}", warm.stderr);
+    let header = |s: &str| scrub::exception::final_exception(s).map(|e| e.header);
+    assert_eq!(
+        header(&warm.stderr),
+        header(&cold.stderr),
+        "{}\n{}",
+        warm.stderr,
+        cold.stderr
+    );
+}

@@ -61,7 +61,8 @@ def run_child(request):
         script = request["script"]
         sys.argv = [script]
         sys.path[0] = os.getcwd()
-        code = execute(script)
+        # `python repro.py` gives the script an absolute `__file__` (3.9+); so does this.
+        code = execute(os.path.abspath(script))
     finally:
         os._exit(code)
 
@@ -81,19 +82,32 @@ def die_with_parent():
 
 
 def execute(script):
-    import runpy
+    """Run `script` (an absolute path) as `python script` runs its `__main__`."""
+    import builtins
     import threading
     import traceback
+    import types
 
     code = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        with open(script, "rb") as fh:
+            source = fh.read()
+        try:
+            compiled = compile(source, script, "exec")
+        except SyntaxError as exc:
+            # Python reports a script that does not compile without a traceback.
+            traceback.print_exception(type(exc), exc, None)
+            return 1
+        main = types.ModuleType("__main__")
+        main.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None)
+        sys.modules["__main__"] = main
+        exec(compiled, main.__dict__)
     except SystemExit as exc:
         code = exit_code(exc)
     except BaseException as exc:
-        # Leave out the frames of runpy, as a plain `python script` has none.
+        # Leave out the zygote's own frames, as a plain `python script` has none.
         tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename not in (script, os.path.abspath(script)):
+        while tb is not None and tb.tb_frame.f_code.co_filename != script:
             tb = tb.tb_next
         if tb is not None:
             exc.__traceback__ = tb
