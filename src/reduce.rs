@@ -1,20 +1,20 @@
 //! `scrub reduce`: check the input and the original failure, reduce, verify, write.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use scrub_reducers::python::count_statements;
-use scrub_reducers::{Oracle, PASSES, Progress, StopReason, count_lines, python};
+use scrub_reducers::{PASSES, StopReason, count_lines, python};
 use serde::Serialize;
 
 use crate::cache::{self, Cache};
 use crate::cli::ReduceArgs;
 use crate::console::Console;
 use crate::interpreter::Interpreter;
+use crate::judge::ProcessOracle;
 use crate::oracle::{Signature, Verdict, describe};
 use crate::process::{self, Outcome, Status};
 use crate::rundir::RunDir;
@@ -218,20 +218,15 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         cache_dir,
         &[&sig.to_string(), &interp.identity(), &env_knobs()],
     );
-    let mut oracle = ProcessOracle {
-        workers: &workers,
-        cache: &cache,
-        sig: &sig,
-        attempts: base.attempts,
-        run_dir: &run_dir,
-        console: &console,
-        calls: 0,
-        hits: 0,
-        history: vec![text.clone()],
-        pass: String::new(),
-        oracle_seconds: HashMap::new(),
-        trace: vec![(0, count_lines(&text))],
-    };
+    let mut oracle = ProcessOracle::new(
+        &text,
+        &workers,
+        &cache,
+        &sig,
+        base.attempts,
+        &run_dir,
+        &console,
+    );
     let options = scrub_reducers::Options {
         version: interp.parser_version,
         target_lines: (!args.exhaustive).then_some(args.target_lines),
@@ -585,108 +580,4 @@ fn verify(text: &str, sig: &Signature, attempts: usize, workers: &Workers) -> Re
         }
     }
     Ok(false)
-}
-
-/// The reduction loop's oracle: cache first, then worker processes.
-struct ProcessOracle<'a> {
-    workers: &'a Workers,
-    cache: &'a Cache,
-    sig: &'a Signature,
-    attempts: usize,
-    run_dir: &'a RunDir,
-    console: &'a Console,
-    calls: usize,
-    hits: usize,
-    /// Every script the loop accepted, the original first.
-    history: Vec<String>,
-    pass: String,
-    /// Seconds spent running candidates, per pass.
-    oracle_seconds: HashMap<String, f64>,
-    /// (candidate runs so far, non-blank lines) after every accepted step.
-    trace: Vec<(usize, usize)>,
-}
-
-impl Oracle for ProcessOracle<'_> {
-    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, scrub_reducers::Interrupted> {
-        let keys: Vec<_> = texts.iter().map(|t| self.cache.key(t)).collect();
-        let mut verdicts = vec![false; texts.len()];
-        let mut pending = Vec::new();
-        for (i, key) in keys.iter().enumerate() {
-            match self.cache.get(key) {
-                Some(outcome) => {
-                    self.hits += 1;
-                    verdicts[i] = self.sig.judge(&outcome) == Verdict::Same;
-                }
-                None => pending.push(i),
-            }
-        }
-        // A flaky repro gets several tries; a candidate stops at its first failure.
-        let mut last: Vec<Option<Outcome>> = vec![None; texts.len()];
-        for _ in 0..self.attempts {
-            if pending.is_empty() {
-                break;
-            }
-            let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
-            let start = Instant::now();
-            let results = self.workers.run_all(&batch);
-            *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
-                start.elapsed().as_secs_f64();
-            self.calls += batch.len();
-            let mut still = Vec::new();
-            for (&i, result) in pending.iter().zip(results) {
-                let outcome = match result {
-                    Ok(o) => o,
-                    Err(e) if e.is::<process::Interrupted>() => {
-                        return Err(scrub_reducers::Interrupted);
-                    }
-                    Err(e) => {
-                        self.run_dir
-                            .log(format!("could not run a candidate: {e:#}"));
-                        continue;
-                    }
-                };
-                let verdict = self.sig.judge(&outcome);
-                let label = match &verdict {
-                    Verdict::Same => "same failure".to_string(),
-                    Verdict::NearMiss(header) => {
-                        self.run_dir.log(format!("near miss: {header}"));
-                        format!("near miss: {header}")
-                    }
-                    Verdict::Other => describe(&outcome),
-                };
-                self.run_dir.record(&texts[i], &outcome, &label);
-                if verdict == Verdict::Same {
-                    verdicts[i] = true;
-                    self.cache.put(&keys[i], &outcome);
-                } else {
-                    last[i] = Some(outcome);
-                    still.push(i);
-                }
-            }
-            pending = still;
-        }
-        for i in pending {
-            if let Some(outcome) = &last[i] {
-                self.cache.put(&keys[i], outcome);
-            }
-        }
-        Ok(verdicts)
-    }
-
-    fn progress(&mut self, p: &Progress) {
-        if self.history.last().is_some_and(|h| h != p.text) {
-            self.run_dir.log(format!(
-                "accepted ({}): {} lines, {} bytes",
-                p.pass, p.lines, p.bytes
-            ));
-            self.history.push(p.text.to_string());
-            self.trace.push((self.calls, p.lines));
-        }
-        if self.pass != p.pass {
-            self.run_dir.log(format!("round {}: {}", p.round, p.pass));
-            self.pass = p.pass.to_string();
-        }
-        self.console
-            .status(p.pass, p.lines, p.bytes, self.calls, self.hits);
-    }
 }

@@ -1,0 +1,146 @@
+//! The reduction loop's oracle in the binary: the cache first, then the worker pool, with
+//! a log of every run and the figures `--json` reports.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use scrub_reducers::{Oracle, Progress};
+
+use crate::cache::Cache;
+use crate::console::Console;
+use crate::oracle::{Signature, Verdict, describe};
+use crate::process::{self, Outcome};
+use crate::rundir::RunDir;
+use crate::workers::Workers;
+
+/// The reduction loop's oracle: cache first, then worker processes.
+pub(crate) struct ProcessOracle<'a> {
+    pub(crate) workers: &'a Workers,
+    pub(crate) cache: &'a Cache,
+    pub(crate) sig: &'a Signature,
+    pub(crate) attempts: usize,
+    pub(crate) run_dir: &'a RunDir,
+    pub(crate) console: &'a Console,
+    pub(crate) calls: usize,
+    pub(crate) hits: usize,
+    /// Every script the loop accepted, the original first.
+    pub(crate) history: Vec<String>,
+    pub(crate) pass: String,
+    /// Seconds spent running candidates, per pass.
+    pub(crate) oracle_seconds: HashMap<String, f64>,
+    /// (candidate runs so far, non-blank lines) after every accepted step.
+    pub(crate) trace: Vec<(usize, usize)>,
+}
+
+impl<'a> ProcessOracle<'a> {
+    /// An oracle for reducing `original` on `workers`; a flaky repro gets `attempts` runs.
+    pub(crate) fn new(
+        original: &str,
+        workers: &'a Workers,
+        cache: &'a Cache,
+        sig: &'a Signature,
+        attempts: usize,
+        run_dir: &'a RunDir,
+        console: &'a Console,
+    ) -> ProcessOracle<'a> {
+        ProcessOracle {
+            workers,
+            cache,
+            sig,
+            attempts,
+            run_dir,
+            console,
+            calls: 0,
+            hits: 0,
+            history: vec![original.to_string()],
+            pass: String::new(),
+            oracle_seconds: HashMap::new(),
+            trace: vec![(0, scrub_reducers::count_lines(original))],
+        }
+    }
+}
+
+impl Oracle for ProcessOracle<'_> {
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, scrub_reducers::Interrupted> {
+        let keys: Vec<_> = texts.iter().map(|t| self.cache.key(t)).collect();
+        let mut verdicts = vec![false; texts.len()];
+        let mut pending = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            match self.cache.get(key) {
+                Some(outcome) => {
+                    self.hits += 1;
+                    verdicts[i] = self.sig.judge(&outcome) == Verdict::Same;
+                }
+                None => pending.push(i),
+            }
+        }
+        // A flaky repro gets several tries; a candidate stops at its first failure.
+        let mut last: Vec<Option<Outcome>> = vec![None; texts.len()];
+        for _ in 0..self.attempts {
+            if pending.is_empty() {
+                break;
+            }
+            let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
+            let start = Instant::now();
+            let results = self.workers.run_all(&batch);
+            *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
+                start.elapsed().as_secs_f64();
+            self.calls += batch.len();
+            let mut still = Vec::new();
+            for (&i, result) in pending.iter().zip(results) {
+                let outcome = match result {
+                    Ok(o) => o,
+                    Err(e) if e.is::<process::Interrupted>() => {
+                        return Err(scrub_reducers::Interrupted);
+                    }
+                    Err(e) => {
+                        self.run_dir
+                            .log(format!("could not run a candidate: {e:#}"));
+                        continue;
+                    }
+                };
+                let verdict = self.sig.judge(&outcome);
+                let label = match &verdict {
+                    Verdict::Same => "same failure".to_string(),
+                    Verdict::NearMiss(header) => {
+                        self.run_dir.log(format!("near miss: {header}"));
+                        format!("near miss: {header}")
+                    }
+                    Verdict::Other => describe(&outcome),
+                };
+                self.run_dir.record(&texts[i], &outcome, &label);
+                if verdict == Verdict::Same {
+                    verdicts[i] = true;
+                    self.cache.put(&keys[i], &outcome);
+                } else {
+                    last[i] = Some(outcome);
+                    still.push(i);
+                }
+            }
+            pending = still;
+        }
+        for i in pending {
+            if let Some(outcome) = &last[i] {
+                self.cache.put(&keys[i], outcome);
+            }
+        }
+        Ok(verdicts)
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        if self.history.last().is_some_and(|h| h != p.text) {
+            self.run_dir.log(format!(
+                "accepted ({}): {} lines, {} bytes",
+                p.pass, p.lines, p.bytes
+            ));
+            self.history.push(p.text.to_string());
+            self.trace.push((self.calls, p.lines));
+        }
+        if self.pass != p.pass {
+            self.run_dir.log(format!("round {}: {}", p.round, p.pass));
+            self.pass = p.pass.to_string();
+        }
+        self.console
+            .status(p.pass, p.lines, p.bytes, self.calls, self.hits);
+    }
+}
