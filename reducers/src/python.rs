@@ -177,6 +177,40 @@ pub fn exprs_of(expr: &Expr) -> Vec<&Expr> {
     collect.0
 }
 
+/// Whether `expr` is a literal.
+pub fn is_literal(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::NumberLiteral(_)
+            | Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_)
+            | Expr::FString(_)
+    )
+}
+
+/// Whether `expr` can stand anywhere an expression can without parentheses.
+pub fn is_atomic(expr: &Expr) -> bool {
+    match expr {
+        Expr::Tuple(t) => t.parenthesized,
+        Expr::Generator(g) => g.parenthesized,
+        e if is_literal(e) => true,
+        Expr::Name(_)
+        | Expr::Attribute(_)
+        | Expr::Call(_)
+        | Expr::Subscript(_)
+        | Expr::List(_)
+        | Expr::Dict(_)
+        | Expr::Set(_)
+        | Expr::ListComp(_)
+        | Expr::SetComp(_)
+        | Expr::DictComp(_) => true,
+        _ => false,
+    }
+}
+
 /// Every name that the script reads or writes as an identifier expression or attribute,
 /// used to decide whether a definition or an import is referenced.
 pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {

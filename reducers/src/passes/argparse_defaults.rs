@@ -156,9 +156,7 @@ fn defaults(script: &Script) -> HashMap<String, String> {
                 let ty = keyword("type").expect("checked");
                 format!("{}({})", script.slice(ty), script.slice(value))
             }
-            (Some(value), _) if super::hoist_expressions::is_atomic(value) => {
-                script.slice(value).to_string()
-            }
+            (Some(value), _) if crate::python::is_atomic(value) => script.slice(value).to_string(),
             (Some(value), _) => format!("({})", script.slice(value)),
             (None, Some("store_true")) => "False".to_string(),
             (None, Some("store_false")) => "True".to_string(),

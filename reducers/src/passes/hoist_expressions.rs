@@ -22,7 +22,9 @@
 use super::{dedup, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
-use crate::python::{Expr, Script, SourceOrderVisitor, all_exprs, ast, source_order, span};
+use crate::python::{
+    Expr, Script, SourceOrderVisitor, all_exprs, ast, is_atomic, is_literal, source_order, span,
+};
 
 pub struct HoistExpressions;
 
@@ -140,46 +142,6 @@ fn can_be_target(expr: &Expr) -> bool {
         expr,
         Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_) | Expr::Tuple(_) | Expr::List(_)
     )
-}
-
-/// Whether `expr` is a literal.
-fn is_literal(expr: &Expr) -> bool {
-    matches!(
-        expr,
-        Expr::NumberLiteral(_)
-            | Expr::StringLiteral(_)
-            | Expr::BytesLiteral(_)
-            | Expr::BooleanLiteral(_)
-            | Expr::NoneLiteral(_)
-            | Expr::EllipsisLiteral(_)
-            | Expr::FString(_)
-    )
-}
-
-/// Whether `expr` can stand anywhere an expression can without parentheses.
-pub(crate) fn is_atomic(expr: &Expr) -> bool {
-    match expr {
-        Expr::Tuple(t) => t.parenthesized,
-        Expr::Generator(g) => g.parenthesized,
-        Expr::Name(_)
-        | Expr::Attribute(_)
-        | Expr::Call(_)
-        | Expr::Subscript(_)
-        | Expr::NumberLiteral(_)
-        | Expr::StringLiteral(_)
-        | Expr::BytesLiteral(_)
-        | Expr::BooleanLiteral(_)
-        | Expr::NoneLiteral(_)
-        | Expr::EllipsisLiteral(_)
-        | Expr::FString(_)
-        | Expr::List(_)
-        | Expr::Dict(_)
-        | Expr::Set(_)
-        | Expr::ListComp(_)
-        | Expr::SetComp(_)
-        | Expr::DictComp(_) => true,
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -29,10 +29,10 @@
 //! where it would be used; a use inside an f-string when the value holds quotes, braces or
 //! other characters that an f-string's field cannot take.
 
-use super::hoist_expressions::is_atomic;
 use super::{delete_stmt, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
+use crate::python::is_atomic;
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
 use crate::scopes::{Occurrence, ScopeKind, Scopes};
 use std::collections::HashMap;
