@@ -239,7 +239,7 @@ impl Run<'_> {
     fn pass(&mut self, i: usize, pass: &dyn Pass, patient: bool) -> Result<PassEnd, Interrupted> {
         self.oracle
             .progress(&progress(pass.name(), self.round, &self.current));
-        let mut candidates = pass.candidates(&self.current);
+        let mut candidates = unprotected(pass.candidates(&self.current), &self.current);
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         loop {
@@ -293,7 +293,7 @@ impl Run<'_> {
                 return Ok(PassEnd::TargetReached);
             }
             cursor = window[first].0;
-            candidates = pass.candidates(&self.current);
+            candidates = unprotected(pass.candidates(&self.current), &self.current);
         }
     }
 }
@@ -314,8 +314,22 @@ fn smaller(text: &str, than: &str) -> bool {
     (text.len(), text) < (than.len(), than)
 }
 
-/// The next `window` candidates from `cursor` on that leave protected code alone, make the
-/// script smaller and parse, with their texts; and the index after the last one looked at.
+/// `candidates` without those that touch code marked `# scrub: keep`.
+fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate> {
+    let protected = script.protected();
+    if !protected.is_empty() {
+        candidates.retain(|c| {
+            !c.edits.iter().any(|e| {
+                protected
+                    .iter()
+                    .any(|p| e.range.start < p.end && p.start < e.range.end)
+            })
+        });
+    }
+    candidates
+}
+
+/// The next `window` candidates from `cursor` on that make the script smaller and parse, with their texts; and the index after the last one looked at.
 /// With `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to
 /// a script never accepted before.
 fn fill_window(
@@ -327,16 +341,9 @@ fn fill_window(
 ) -> (Vec<(usize, String)>, usize) {
     let mut window = Vec::new();
     let mut seen = HashSet::new();
-    let protected = current.protected();
     let mut i = cursor;
     while window.len() < options.window && i < candidates.len() {
-        let touches_protected = candidates[i].edits.iter().any(|e| {
-            protected
-                .iter()
-                .any(|p| e.range.start < p.end && p.start < e.range.end)
-        });
-        if !touches_protected
-            && let Some(text) = candidates[i].apply(current.text())
+        if let Some(text) = candidates[i].apply(current.text())
             && (smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
             && !seen.contains(&text)
             && Script::parse(text.as_str(), options.version).is_some()
