@@ -329,9 +329,9 @@ fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate
     candidates
 }
 
-/// The next `window` candidates from `cursor` on that make the script smaller and parse, with their texts; and the index after the last one looked at.
-/// With `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to
-/// a script never accepted before.
+/// The next `window` candidates from `cursor` on that make the script smaller and parse, with
+/// their texts; and the index after the last one looked at. With `grows` (the scripts accepted
+/// so far), a candidate may also be larger, if it leads to a script never accepted before.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
