@@ -91,7 +91,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         if !args.quiet {
             eprintln!("bench: {}", case.name);
         }
-        let row = match missing_needs(case, python.as_deref()) {
+        let row = match case.missing_needs(python.as_deref().unwrap_or(Path::new("python3"))) {
             Some(why) => skipped(case, why),
             None => match bench_case(case, args)? {
                 Ok(summary) => {
@@ -126,25 +126,6 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Why the interpreter cannot run `case`: a module it needs does not import.
-fn missing_needs(case: &Case, python: Option<&Path>) -> Option<String> {
-    let python = python.unwrap_or(Path::new("python3"));
-    let missing: Vec<&str> = case
-        .spec
-        .needs
-        .iter()
-        .filter(|m| {
-            !std::process::Command::new(python)
-                .args(["-c", &format!("import {m}")])
-                .stdin(std::process::Stdio::null())
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .map(String::as_str)
-        .collect();
-    (!missing.is_empty()).then(|| format!("needs {}", missing.join(", ")))
 }
 
 /// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`.

@@ -34,6 +34,24 @@ impl Case {
     pub fn script(&self) -> PathBuf {
         self.dir.join("repro.py")
     }
+
+    /// Why `python` cannot run the case: the modules it needs that do not import there.
+    pub fn missing_needs(&self, python: &Path) -> Option<String> {
+        let missing: Vec<&str> = self
+            .spec
+            .needs
+            .iter()
+            .filter(|m| {
+                !std::process::Command::new(python)
+                    .args(["-c", &format!("import {m}")])
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+            .map(String::as_str)
+            .collect();
+        (!missing.is_empty()).then(|| format!("needs {}", missing.join(", ")))
+    }
 }
 
 /// Every case under `dir` (folders holding a `case.toml`), sorted by name.

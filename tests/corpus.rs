@@ -10,16 +10,6 @@ use scrub::corpus::{self, Case};
 use scrub::oracle::{Signature, Verdict};
 use scrub::process::{RunSpec, run_script};
 
-/// Whether `python` can import every module the case needs.
-fn has_needs(case: &Case, python: &str) -> bool {
-    case.spec.needs.iter().all(|m| {
-        std::process::Command::new(python)
-            .args(["-c", &format!("import {m}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
 fn reproduces(text: &str, sig: &Signature, tries: usize) -> bool {
     let python = std::path::PathBuf::from(python());
     let spec = RunSpec {
@@ -92,8 +82,8 @@ fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_boun
     let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
     let mut failures = Vec::new();
     for case in cases.iter().filter(|c| c.name.contains(&filter)) {
-        if !has_needs(case, &python()) {
-            eprintln!("{:<28} skipped: needs {:?}", case.name, case.spec.needs);
+        if let Some(why) = case.missing_needs(std::path::Path::new(&python())) {
+            eprintln!("{:<28} skipped: {why}", case.name);
             continue;
         }
         match check(case) {
