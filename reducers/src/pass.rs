@@ -31,21 +31,24 @@ pub trait Pass: Sync {
 
 /// The passes, in the order a round runs them.
 ///
-/// Large deletions first, since they make every later pass cheaper. Right after them the
-/// PyTorch passes that move a repro to the CPU and float32 and shrink its tensor and layer
+/// Large deletions first, since they make every later pass cheaper, and the setup (logging,
+/// seeding, environment, distributed init) that repros carry around their failure. Right after
+/// them the PyTorch passes that move a repro to the CPU and float32 and shrink its tensor and layer
 /// sizes: they propose few candidates (none on a script without torch) and are decisive
 /// for torch repros, and every later run is faster on a small CPU script. Then the rewrites
 /// that open up structure: unwrapping blocks, then stepping `torch.compile` down its backend
 /// ladder (once unwrapping has exposed the calls, and before the many rewrites that follow,
 /// which are judged faster under a cheaper backend), unrolling loops, replacing command-line
-/// options by their defaults (before inlining can hide the namespace), inlining calls, then
-/// propagating the values that inlining leaves bound to parameter names. Then the small,
+/// options by their defaults (before inlining can hide the namespace), inlining calls,
+/// flattening classes instantiated once (whose former methods the next round inlines), then
+/// propagating the values that inlining and flattening leave bound to names. Then the small,
 /// many, cheap removals of definitions, imports, arguments and elements; expression hoisting
 /// and value shrinking last, because they propose the most candidates and are worth most on
 /// an already small script; blank lines left behind and comments, which count as lines, are
 /// tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
     &DeleteStatements,
+    &DropSetup,
     &CpuFloat32,
     &ShrinkDims,
     &UnwrapBlocks,
@@ -53,6 +56,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &UnrollLoops,
     &ArgparseDefaults,
     &InlineCalls,
+    &FlattenClasses,
     &PropagateValues,
     &DeleteDefinitions,
     &DropImports,

@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use scrub::corpus::Case;
+use scrub::oracle::{Signature, Verdict};
+use scrub::process::{RunSpec, run_script};
+
 pub fn scrub() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scrub"));
     cmd.stdin(Stdio::null());
@@ -91,4 +95,91 @@ pub fn python() -> String {
             })
         })
         .clone()
+}
+
+/// The interpreter of the pinned PyTorch venv, from `SCRUB_TORCH_PYTHON` (which `scripts/test`
+/// sets). Without it the torch tests are skipped with a message, except under `CI=true`, where a
+/// missing torch fails them.
+pub fn torch_python() -> Option<PathBuf> {
+    match std::env::var_os("SCRUB_TORCH_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("SCRUB_TORCH_PYTHON is not set: run the tests with scripts/test")
+        }
+        _ => {
+            eprintln!("skipped: SCRUB_TORCH_PYTHON is not set (scripts/test sets it)");
+            None
+        }
+    }
+}
+
+/// Whether `text` fails as `sig` says in at least one of `tries` cold runs.
+pub fn reproduces(text: &str, python: &Path, sig: &Signature, tries: usize) -> bool {
+    let spec = RunSpec {
+        python,
+        timeout: Duration::from_secs(60),
+        env: &[],
+    };
+    (0..tries).any(|_| sig.judge(&run_script(text, &spec).unwrap()) == Verdict::Same)
+}
+
+/// Reduces a temp copy of `case` with `--exhaustive --jobs 2` and checks the result: the input is
+/// left alone, the result fails the same way on its own and meets the case's bound. `Ok` holds
+/// the figures row, the result and the `--json` summary.
+pub fn reduce_case(
+    case: &Case,
+    python: &Path,
+) -> Result<(String, String, serde_json::Value), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("repro.py");
+    std::fs::copy(case.script(), &input).unwrap();
+    let original = std::fs::read_to_string(&input).unwrap();
+    let out = run_with_limit(
+        scrub()
+            .arg("reduce")
+            .arg(&input)
+            .args([
+                "--sig",
+                &case.spec.signature,
+                "--exhaustive",
+                "--jobs",
+                "2",
+                "--no-cache",
+                "--json",
+                "--quiet",
+            ])
+            .arg("--python")
+            .arg(python),
+        Duration::from_secs(900),
+    );
+    if out.status.code() != Some(0) {
+        return Err(format!("exit {:?}: {}", out.status.code(), stderr(&out)));
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    let result =
+        std::fs::read_to_string(dir.path().join("repro.min.py")).map_err(|e| e.to_string())?;
+    if std::fs::read_to_string(&input).unwrap() != original {
+        return Err("the input was modified".into());
+    }
+    let sig = Signature::parse(&case.spec.signature).unwrap();
+    let tries = if case.spec.flaky { 20 } else { 1 };
+    if !reproduces(&result, python, &sig, tries) {
+        return Err(format!("the result does not reproduce:\n{result}"));
+    }
+    let lines = scrub_reducers::count_lines(&result);
+    let row = format!(
+        "{:<28} {:>4} -> {:>3} lines  {:>5} calls  {:>4} hits  {:>6.1} s  bound {}",
+        case.name,
+        summary["original_lines"],
+        lines,
+        summary["oracle_calls"],
+        summary["cache_hits"],
+        summary["wall_seconds"].as_f64().unwrap_or(0.0),
+        case.spec.bound
+    );
+    if lines > case.spec.bound {
+        return Err(format!("{row}: over the bound:\n{result}"));
+    }
+    Ok((row, result, summary))
 }

@@ -39,7 +39,8 @@
 //! - The function: `async`, decorated, a generator or coroutine (`yield`, `await`), with a
 //!   `return` other than its last statement, or with `global` or `nonlocal`. A method that
 //!   uses `super` or `__class__`, or whose name is defined more than once in the script.
-//! - The call: with `*args` or `**kwargs`, an argument the function cannot take, one that
+//! - The call: with `**kwargs` or more than one `*args` (one `*pair` is bound as
+//!   `a, b = pair` to the positional parameters the other arguments leave), an argument the function cannot take, one that
 //!   its `*args` or `**kwargs` would receive, or a required parameter left without one; a
 //!   method's receiver that is not `self` in its own class nor a name assigned an instance
 //!   of the class (`x = Config()`); a call sharing its line with other code; a call in a
@@ -49,10 +50,11 @@
 //!   variable); a parameter assigned before an argument that reads it; private `__names`
 //!   moved in or out of a class.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
-use super::{body_at_indent_with, delete_stmts, lines_label};
+use super::{body_at_indent_with, delete_stmts, first_param, lines_label};
 use crate::edit::{
     Candidate, Edit, deletion_range, ends_line, indent_at, line_end, line_start, starts_line,
 };
@@ -154,7 +156,8 @@ struct Context<'a> {
 
 /// A parameter bound to the value of an argument, a default or the receiver.
 struct Binding<'a> {
-    name: &'a str,
+    /// The parameter, or several (`a, b`) that a starred argument fills.
+    name: Cow<'a, str>,
     value: String,
     /// The names the value reads.
     reads: Vec<&'a str>,
@@ -272,9 +275,7 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
 fn bind<'a>(script: &'a Script, target: &Target<'a>, site: &Site<'a>) -> Option<Vec<Binding<'a>>> {
     let params = &target.def.parameters;
     let arguments = &site.call.arguments;
-    if arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
-        || arguments.keywords.iter().any(|k| k.arg.is_none())
-    {
+    if arguments.keywords.iter().any(|k| k.arg.is_none()) {
         return None;
     }
     let mut positional: Vec<&ast::ParameterWithDefault> =
@@ -286,18 +287,42 @@ fn bind<'a>(script: &'a Script, target: &Target<'a>, site: &Site<'a>) -> Option<
         positional.remove(0);
         let name = first;
         out.push(Binding {
-            name,
+            name: Cow::Borrowed(name),
             value: receiver.to_string(),
             reads: vec![receiver],
             same: receiver == name,
         });
     }
-    if arguments.args.len() > positional.len() {
+    // `f(*pair, c)`: the starred value fills the positional parameters the others leave.
+    let starred: Vec<usize> = (0..arguments.args.len())
+        .filter(|&i| matches!(arguments.args[i], Expr::Starred(_)))
+        .collect();
+    let spread = match starred[..] {
+        [] => None,
+        [i] if params.vararg.is_none() && positional.len() >= arguments.args.len() => {
+            let Expr::Starred(star) = &arguments.args[i] else {
+                return None;
+            };
+            Some((i, positional.len() + 1 - arguments.args.len(), &*star.value))
+        }
+        _ => return None,
+    };
+    if arguments.args.len() > positional.len() + usize::from(spread.is_some()) {
         return None;
     }
     let mut given: Vec<Option<&Expr>> = vec![None; positional.len() + params.kwonlyargs.len()];
-    for (slot, arg) in given.iter_mut().zip(&arguments.args) {
-        *slot = Some(arg);
+    let mut slot = 0;
+    for (i, arg) in arguments.args.iter().enumerate() {
+        match spread {
+            Some((at, width, value)) if at == i => {
+                given[slot..slot + width].fill(Some(value));
+                slot += width;
+            }
+            _ => {
+                given[slot] = Some(arg);
+                slot += 1;
+            }
+        }
     }
     // A method's receiver may have been the first positional-only parameter.
     let posonly = params
@@ -319,20 +344,36 @@ fn bind<'a>(script: &'a Script, target: &Target<'a>, site: &Site<'a>) -> Option<
         }
         given[index] = Some(&keyword.value);
     }
-    for (p, value) in slots.into_iter().zip(given) {
+    for (i, (p, value)) in slots.iter().zip(&given).enumerate() {
         let value = value.or(p.default.as_deref())?;
         let name = p.parameter.name.as_str();
-        out.push(Binding {
-            name,
-            value: script.slice(value).to_string(),
-            reads: read_names(value),
-            same: matches!(value, Expr::Name(n) if n.id.as_str() == name),
-        });
+        match spread {
+            // The parameters the starred value fills take it together: `a, b = pair`.
+            Some((at, width, star)) if std::ptr::eq(value, star) => {
+                if i == at {
+                    let names = slots[at..at + width]
+                        .iter()
+                        .map(|p| p.parameter.name.as_str());
+                    out.push(Binding {
+                        name: Cow::Owned(names.collect::<Vec<_>>().join(", ")),
+                        value: script.slice(value).to_string(),
+                        reads: read_names(value),
+                        same: false,
+                    });
+                }
+            }
+            _ => out.push(Binding {
+                name: Cow::Borrowed(name),
+                value: script.slice(value).to_string(),
+                reads: read_names(value),
+                same: matches!(value, Expr::Name(n) if n.id.as_str() == name),
+            }),
+        }
     }
     for (p, empty) in [(&params.vararg, "()"), (&params.kwarg, "{}")] {
         if let Some(p) = p {
             out.push(Binding {
-                name: p.name.as_str(),
+                name: Cow::Borrowed(p.name.as_str()),
                 value: empty.to_string(),
                 reads: Vec::new(),
                 same: false,
@@ -344,7 +385,7 @@ fn bind<'a>(script: &'a Script, target: &Target<'a>, site: &Site<'a>) -> Option<
         if !b.same
             && out[i + 1..]
                 .iter()
-                .any(|later| later.reads.contains(&b.name))
+                .any(|later| later.reads.iter().any(|r| *r == b.name))
         {
             return None;
         }
@@ -391,8 +432,8 @@ fn names_stay_apart(scopes: &Scopes, target: &Target, site: &Site, bindings: &[B
     }
     let shared: HashSet<&str> = bindings
         .iter()
-        .filter(|b| b.same && !rebound.contains(b.name))
-        .map(|b| b.name)
+        .filter(|b| b.same && !rebound.contains(&*b.name))
+        .map(|b| &*b.name)
         .collect();
     // The names the scope of the call sees, and those it binds itself.
     let site_range = span(site.stmt);
@@ -577,13 +618,6 @@ fn is_exit(func: &Expr) -> bool {
     }
 }
 
-/// The name of the first parameter of a method: its `self`.
-fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
-    let params = &f.parameters;
-    let first = params.posonlyargs.first().or(params.args.first())?;
-    Some(first.parameter.name.as_str())
-}
-
 /// Whether the script assigns `name = Class(...)` somewhere.
 fn holds_instance(module: &[Stmt], name: &str, class: &str) -> bool {
     crate::python::all_bodies(module)
@@ -718,6 +752,12 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&InlineCalls, text)
+    }
+
+    #[test]
+    fn a_starred_argument_fills_the_parameters_the_others_leave() {
+        let text = "def f(a, b, c):\n    return a + b + c\nx = f(*pair, 3)\n";
+        assert_eq!(results(text), ["a, b = pair\nc = 3\nx = a + b + c\n"]);
     }
 
     #[test]

@@ -7,6 +7,8 @@ mod delete_definitions;
 mod delete_elements;
 mod delete_statements;
 mod drop_imports;
+mod drop_setup;
+mod flatten_classes;
 mod hoist_expressions;
 mod inline_calls;
 mod propagate_values;
@@ -25,6 +27,8 @@ pub use delete_definitions::DeleteDefinitions;
 pub use delete_elements::DeleteElements;
 pub use delete_statements::DeleteStatements;
 pub use drop_imports::DropImports;
+pub use drop_setup::DropSetup;
+pub use flatten_classes::FlattenClasses;
 pub use hoist_expressions::HoistExpressions;
 pub use inline_calls::InlineCalls;
 pub use propagate_values::PropagateValues;
@@ -43,7 +47,14 @@ use crate::edit::{
     Candidate, Edit, apply_edits_within, comments_above, deletion_range, indent_at, line_end,
     line_start, reindent, starts_line,
 };
-use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, span};
+use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, ast, span};
+
+/// The name of the first parameter of a method: its `self`.
+pub(crate) fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
+    let params = &f.parameters;
+    let first = params.posonlyargs.first().or(params.args.first())?;
+    Some(first.parameter.name.as_str())
+}
 
 /// 1-based line number of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {

@@ -29,7 +29,7 @@
 //! where it would be used; a use inside an f-string when the value holds quotes, braces or
 //! other characters that an f-string's field cannot take.
 
-use super::{delete_stmt, line_of, short};
+use super::{delete_stmt, first_param, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use crate::python::is_atomic;
@@ -557,12 +557,6 @@ fn is_instance_method(f: &ast::StmtFunctionDef) -> bool {
         !matches!(&d.expression, Expr::Name(n)
             if matches!(n.id.as_str(), "staticmethod" | "classmethod"))
     })
-}
-
-fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
-    let params = &f.parameters;
-    let first = params.posonlyargs.first().or(params.args.first())?;
-    Some(first.parameter.name.as_str())
 }
 
 #[cfg(test)]

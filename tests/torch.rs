@@ -1,0 +1,126 @@
+//! The torch corpus against the pinned PyTorch venv (`SCRUB_TORCH_PYTHON`, set by
+//! `scripts/test`): warm and cold runs of every original agree, and the cheap cases reduce to
+//! small CPU float32 scripts. The full torch corpus runs in `scrub bench` instead.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use scrub::corpus::{self, Case};
+use scrub::oracle::{Signature, Verdict};
+use scrub::process::{RunSpec, Status, run_script};
+use scrub::workers::Workers;
+
+fn torch_cases() -> Vec<Case> {
+    let cases: Vec<Case> = corpus::load(&repo_root().join("corpus"))
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.spec.needs.iter().any(|n| n == "torch"))
+        .collect();
+    assert!(
+        cases.len() >= 8,
+        "the torch corpus has {} cases",
+        cases.len()
+    );
+    cases
+}
+
+#[test]
+fn the_venv_holds_the_pinned_torch() {
+    let Some(python) = torch_python() else { return };
+    let out = std::process::Command::new(&python)
+        .args(["-c", "import torch, numpy; print(torch.__version__)"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("2.15.0"));
+}
+
+#[test]
+fn warm_and_cold_runs_of_every_torch_original_fail_the_same_way_on_cpu() {
+    let Some(python) = torch_python() else { return };
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(120),
+        env: &[],
+    };
+    for case in torch_cases() {
+        let text = std::fs::read_to_string(case.script()).unwrap();
+        let sig = Signature::parse(&case.spec.signature).unwrap();
+        let cold = run_script(&text, &spec).unwrap();
+        let mut workers = Workers::new(python.clone(), Duration::from_secs(120), 1, vec![]);
+        workers.warm = Some(case.script());
+        let warm = workers.run_all(&[&text]).remove(0).unwrap();
+        assert_eq!(
+            sig.judge(&cold),
+            Verdict::Same,
+            "{}: cold\n{}",
+            case.name,
+            cold.stderr
+        );
+        assert_eq!(
+            sig.judge(&warm),
+            Verdict::Same,
+            "{}: warm\n{}",
+            case.name,
+            warm.stderr
+        );
+        assert_eq!(cold.status, warm.status, "{}", case.name);
+        if matches!(cold.status, Status::Exited(_)) {
+            let header = |s: &str| scrub::exception::final_exception(s).map(|e| e.header);
+            assert_eq!(header(&cold.stderr), header(&warm.stderr), "{}", case.name);
+        }
+    }
+}
+
+/// What a reduced torch repro must no longer hold, unless its failure needs it.
+fn leftovers(result: &str, ladder: &serde_json::Value) -> Vec<String> {
+    let held = |rung: &str| {
+        ladder
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["rung"] == rung && r["held"] == true)
+    };
+    let mut out = Vec::new();
+    if result.contains("cuda") {
+        out.push("cuda".to_string());
+    }
+    if held("float32") && (result.contains("float64") || result.contains(".double()")) {
+        out.push("float64".to_string());
+    }
+    out
+}
+
+#[test]
+fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
+    let Some(python) = torch_python() else { return };
+    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    let cheap = ["torch_inplace_leaf", "torch_embedding_index"];
+    let mut failures = Vec::new();
+    for case in torch_cases()
+        .iter()
+        .filter(|c| cheap.contains(&c.name.as_str()) && c.name.contains(&filter))
+    {
+        match reduce_case(case, &python) {
+            Ok((row, result, summary)) => {
+                eprintln!("{row}");
+                let left = leftovers(&result, &summary["ladder"]);
+                if !left.is_empty() {
+                    eprintln!("{}: still holds {left:?}:\n{result}", case.name);
+                    failures.push(case.name.clone());
+                }
+            }
+            Err(why) => {
+                eprintln!("{:<28} FAILED: {why}", case.name);
+                failures.push(case.name.clone());
+            }
+        }
+    }
+    assert!(failures.is_empty(), "failed: {failures:?}");
+}
