@@ -42,6 +42,10 @@ pub struct PassTotal {
     pub accepted: usize,
     pub bytes_removed: usize,
     pub oracle_seconds: f64,
+    #[serde(default)]
+    pub pumps_kept: usize,
+    #[serde(default)]
+    pub pumps_rolled_back: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -222,6 +226,8 @@ fn add_passes(totals: &mut Vec<PassTotal>, summary: &Summary) {
         t.accepted += p.accepted;
         t.bytes_removed += p.bytes_removed;
         t.oracle_seconds += p.oracle_seconds;
+        t.pumps_kept += p.pumps_kept;
+        t.pumps_rolled_back += p.pumps_rolled_back;
     }
 }
 
@@ -255,18 +261,23 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(out, "\n{}: {}", c.name, c.skipped.as_deref().unwrap_or(""));
     }
     out.push_str(
-        "\n| pass | candidates | accepted | bytes removed | oracle s | bytes per oracle s |\n",
+        "\n| pass | candidates | accepted | bytes removed | oracle s | bytes per oracle s | pumps kept / rolled back |\n",
     );
-    out.push_str("|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|\n");
     for p in &report.passes {
         let rate = if p.oracle_seconds > 0.0 {
             p.bytes_removed as f64 / p.oracle_seconds
         } else {
             0.0
         };
+        let pumps = if p.pumps_kept + p.pumps_rolled_back > 0 {
+            format!("{} / {}", p.pumps_kept, p.pumps_rolled_back)
+        } else {
+            "–".to_string()
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.1} | {rate:.0} |",
+            "| {} | {} | {} | {} | {:.1} | {rate:.0} | {pumps} |",
             p.name, p.candidates, p.accepted, p.bytes_removed, p.oracle_seconds
         );
     }

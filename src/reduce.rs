@@ -74,6 +74,9 @@ pub struct PassRow {
     pub accepted: usize,
     pub bytes_removed: usize,
     pub oracle_seconds: f64,
+    /// Pumps that grew the script and paid off after the next round, and those rolled back.
+    pub pumps_kept: usize,
+    pub pumps_rolled_back: usize,
 }
 
 pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
@@ -323,6 +326,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
                 accepted: p.accepted,
                 bytes_removed: p.bytes_removed,
                 oracle_seconds: oracle_seconds.get(p.name).copied().unwrap_or(0.0),
+                pumps_kept: p.pumps_kept,
+                pumps_rolled_back: p.pumps_rolled_back,
             })
             .collect(),
         trace,

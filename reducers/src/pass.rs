@@ -27,6 +27,14 @@ pub trait Pass: Sync {
     fn may_grow(&self) -> bool {
         false
     }
+
+    /// Whether its candidates are pumps: rewrites that may grow the script so that deletion
+    /// can then go further (flattening a class). A pump that grew the script is kept only if,
+    /// after the next full round, the script is smaller than before it; otherwise the loop
+    /// rolls it back. Pumps also [`may_grow`](Pass::may_grow).
+    fn is_pump(&self) -> bool {
+        false
+    }
 }
 
 /// The passes, in the order a round runs them.

@@ -64,6 +64,10 @@ pub struct PassStats {
     /// Candidates that became part of the script.
     pub accepted: usize,
     pub bytes_removed: usize,
+    /// Pumps (see [`Pass::is_pump`]) that grew the script and were kept, because the rounds
+    /// after them made it smaller than before; and those rolled back.
+    pub pumps_kept: usize,
+    pub pumps_rolled_back: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +146,7 @@ pub fn reduce(
         oracle,
         options,
         round: 0,
+        pumps: Vec::new(),
     };
     let stop = run.rounds(passes);
     if stop == StopReason::TargetReached {
@@ -168,6 +173,15 @@ struct Run<'a> {
     stats: Vec<PassStats>,
     oracle: &'a mut dyn Oracle,
     options: &'a Options,
+    round: usize,
+    /// Pumps that grew the script and wait for their verdict, oldest first.
+    pumps: Vec<Pump>,
+}
+
+/// A pump that grew the script: the script before it, the pass, and the round it ran in.
+struct Pump {
+    before: String,
+    pass: usize,
     round: usize,
 }
 
@@ -206,16 +220,42 @@ impl Run<'_> {
                     Ok(PassEnd::Exhausted) => {}
                 }
             }
-            if self.current.text() == at_start {
-                if !gave_up {
-                    return StopReason::Fixpoint;
-                }
+            self.judge_pumps(false);
+            if self.current.text() != at_start {
+                patient = false;
+            } else if gave_up {
                 // Every candidate gets its turn before the loop calls this a fixpoint.
                 patient = true;
-            } else {
-                patient = false;
+            } else if !self.judge_pumps(true) {
+                return StopReason::Fixpoint;
             }
         }
+    }
+
+    /// Settles, oldest first, the pumps that have had a full round after their own (every
+    /// pump when `all`): one after which the script is no smaller than before it is rolled
+    /// back, with every later step, later pumps included. Returns whether that happened.
+    fn judge_pumps(&mut self, all: bool) -> bool {
+        while let Some(pump) = self.pumps.first() {
+            if !all && pump.round >= self.round {
+                return false;
+            }
+            if self.current.text().len() < pump.before.len() {
+                self.stats[pump.pass].pumps_kept += 1;
+                self.pumps.remove(0);
+                continue;
+            }
+            let before = pump.before.clone();
+            for later in std::mem::take(&mut self.pumps) {
+                self.stats[later.pass].pumps_rolled_back += 1;
+            }
+            self.current =
+                Script::parse(before, self.options.version).expect("accepted scripts parse");
+            self.oracle
+                .progress(&progress("rollback", self.round, &self.current));
+            return true;
+        }
+        false
     }
 
     /// The order of the passes in this round: the bytes each removed per candidate so far,
@@ -285,6 +325,13 @@ impl Run<'_> {
             self.stats[i].accepted += parts;
             self.stats[i].bytes_removed += self.current.text().len().saturating_sub(accepted.len());
             self.accepted.insert(accepted.clone());
+            if pass.is_pump() && accepted.len() > self.current.text().len() {
+                self.pumps.push(Pump {
+                    before: self.current.text().to_string(),
+                    pass: i,
+                    round: self.round,
+                });
+            }
             self.current =
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
             self.oracle

@@ -1,5 +1,6 @@
 //! The loop against one-line fake oracles: microseconds, no processes.
 
+use scrub_reducers::edit::{Candidate, Edit};
 use scrub_reducers::{Interrupted, Options, Oracle, PASSES, StopReason, count_lines, reduce};
 
 /// Interesting when the text contains every one of the needles.
@@ -273,4 +274,72 @@ fn a_pass_that_may_grow_the_script_steps_down_its_ladder_once() {
     let out = reduce(text, PASSES, &mut Contains(needles), &exhaustive()).unwrap();
     assert_eq!(out.stop, StopReason::Fixpoint);
     assert!(out.text.contains("backend=\"eager\""), "{}", out.text);
+}
+
+/// A pump for the tests: doubles the `x = 1` line it finds, growing the script.
+struct Doubler;
+
+impl scrub_reducers::Pass for Doubler {
+    fn name(&self) -> &'static str {
+        "doubler"
+    }
+
+    fn candidates(&self, script: &scrub_reducers::python::Script) -> Vec<Candidate> {
+        let text = script.text();
+        match text.find("x = 1\n") {
+            Some(at) if !text.contains("x = 1\nx = 1\n") => vec![Candidate::new(
+                "double",
+                vec![Edit::replace(at..at + 6, "x = 1\nx = 1\n")],
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    fn may_grow(&self) -> bool {
+        true
+    }
+
+    fn is_pump(&self) -> bool {
+        true
+    }
+}
+
+fn pump_stats(out: &scrub_reducers::Reduction) -> (usize, usize) {
+    let s = out.passes.iter().find(|p| p.name == "doubler").unwrap();
+    (s.pumps_kept, s.pumps_rolled_back)
+}
+
+#[test]
+fn a_pump_that_deletion_cannot_make_up_for_is_rolled_back() {
+    use scrub_reducers::passes::DeleteStatements;
+    let text = "x = 1\ny = 2\n";
+    let passes: &[&dyn scrub_reducers::Pass] = &[&Doubler, &DeleteStatements];
+    // Both lines are needed: the doubled script cannot shrink back below the original.
+    let out = reduce(
+        text,
+        passes,
+        &mut Contains(&["x = 1", "y = 2"]),
+        &exhaustive(),
+    )
+    .unwrap();
+    assert_eq!(out.text, text);
+    assert_eq!(pump_stats(&out), (0, 1));
+    assert_eq!(out.stop, StopReason::Fixpoint);
+}
+
+#[test]
+fn a_pump_after_which_deletion_goes_further_is_kept() {
+    use scrub_reducers::passes::DeleteStatements;
+    let text = "x = 1\ny = 2\nz = 3\n";
+    let passes: &[&dyn scrub_reducers::Pass] = &[&Doubler, &DeleteStatements];
+    // The oracle wants the doubled line (a stand-in for code only a rewrite exposes).
+    let out = reduce(
+        text,
+        passes,
+        &mut Contains(&["x = 1\nx = 1"]),
+        &exhaustive(),
+    )
+    .unwrap();
+    assert_eq!(out.text, "x = 1\nx = 1\n");
+    assert_eq!(pump_stats(&out), (1, 0));
 }

@@ -97,6 +97,10 @@ impl Pass for FlattenClasses {
     fn may_grow(&self) -> bool {
         true
     }
+
+    fn is_pump(&self) -> bool {
+        true
+    }
 }
 
 /// What a class body holds, sorted out.
