@@ -28,7 +28,30 @@ pub enum Verdict {
     Other,
 }
 
+/// Whether a run ran out of memory (CUDA's or the CPU allocator's): its final exception is an
+/// `OutOfMemoryError` or says "out of memory" or "can't allocate memory".
+pub fn out_of_memory(outcome: &Outcome) -> bool {
+    crate::exception::final_exception(&outcome.stderr).is_some_and(|e| {
+        e.class.ends_with("OutOfMemoryError")
+            || e.message.contains("out of memory")
+            || e.message.contains("can't allocate memory")
+    })
+}
+
 impl Signature {
+    /// Whether the signature is itself about running out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Signature::Exception { class, substring } => {
+                class.ends_with("OutOfMemoryError")
+                    || substring.as_deref().is_some_and(|s| {
+                        s.contains("out of memory") || s.contains("can't allocate memory")
+                    })
+            }
+            _ => false,
+        }
+    }
+
     /// Parses `--sig`: `Class: substring`, `Class`, `pkg.mod.Class: substring`, `signal:NAME`,
     /// `exit:N`.
     pub fn parse(text: &str) -> Result<Signature, String> {

@@ -65,6 +65,8 @@ pub struct Summary {
     pub trace: Vec<(usize, usize)>,
     /// For a PyTorch repro: the simplifications the failure survived.
     pub ladder: Vec<crate::ladder::Rung>,
+    /// The rewrites made before the reduction, which it starts from (see [`prepare`]).
+    pub prepared: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -171,16 +173,48 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     } = setup(args)?;
     let console = Console::new(args.quiet);
 
-    // The original must fail the same way, and an empty script must not.
-    let Some(base) = baseline(&text, sig, &workers, &console)? else {
-        return Ok(Finish::DoesNotFail);
+    // The original must fail the same way, and an empty script must not. One that runs out of
+    // memory here first is tried with its sizes shrunk (and reduced from there).
+    let mut start = text.clone();
+    let mut prepared = Vec::new();
+    let base = match baseline(&text, sig.clone(), &workers, &console)? {
+        BaselineEnd::Fails(base) => base,
+        BaselineEnd::DoesNotFail => return Ok(Finish::DoesNotFail),
+        BaselineEnd::OutOfMemory => {
+            let small = scrub_reducers::Script::parse(text.as_str(), interp.parser_version)
+                .and_then(|s| scrub_reducers::prepare::small_sizes(&s));
+            let Some(small) = small else {
+                eprintln!(
+                    "scrub: the original runs out of memory here, and has no tensor sizes to shrink"
+                );
+                return Ok(Finish::DoesNotFail);
+            };
+            console.say("the original runs out of memory here; trying it with sizes of 8 or less");
+            match baseline(&small, sig, &workers, &console)? {
+                BaselineEnd::Fails(base) => {
+                    start = small;
+                    prepared.push(
+                        "shrank every tensor size to 8 or less: the original ran out of memory"
+                            .to_string(),
+                    );
+                    base
+                }
+                BaselineEnd::OutOfMemory => {
+                    eprintln!(
+                        "scrub: the original runs out of memory here, even with sizes of 8 or less"
+                    );
+                    return Ok(Finish::DoesNotFail);
+                }
+                BaselineEnd::DoesNotFail => return Ok(Finish::DoesNotFail),
+            }
+        }
     };
     let sig = base.signature;
     workers.timeout = timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
     if sig.judge(&run_one("", &workers)?) == Verdict::Same {
         bail!("the signature {sig} also matches an empty script; give a more specific --sig");
     }
-    let warm = !args.cold && warm_up(&text, &args.file, &sig, &mut workers, &console)?;
+    let warm = !args.cold && warm_up(&start, &args.file, &sig, &mut workers, &console)?;
 
     let run_dir = RunDir::create(
         &args
@@ -222,7 +256,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         &[&sig.to_string(), &interp.identity(), &env_knobs()],
     );
     let mut oracle = ProcessOracle::new(
-        &text,
+        &start,
         &workers,
         &cache,
         &sig,
@@ -235,7 +269,15 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         target_lines: (!args.exhaustive).then_some(args.target_lines),
         ..Default::default()
     };
-    let reduction = scrub_reducers::reduce(&text, PASSES, &mut oracle, &options)?;
+    let start = prepare(
+        start,
+        &mut prepared,
+        &options,
+        &mut oracle,
+        &console,
+        &run_dir,
+    );
+    let reduction = scrub_reducers::reduce(&start, PASSES, &mut oracle, &options)?;
     console.finish();
 
     if reduction.stop == StopReason::Interrupted {
@@ -256,7 +298,18 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
     workers.warm = None;
     workers.stop_zygotes();
-    let (result, verified) = verified_result(&history, &sig, base.attempts, &workers, &console)?;
+    // Comments and blank lines alone do not make a repro smaller: it was already minimal.
+    let only_cosmetic = prepared.is_empty()
+        && reduction
+            .passes
+            .iter()
+            .filter(|p| p.accepted > 0)
+            .all(|p| scrub_reducers::pass::by_name(p.name).is_some_and(|p| p.is_cosmetic()));
+    let (result, verified) = if only_cosmetic {
+        (text.clone(), true)
+    } else {
+        verified_result(&history, &sig, base.attempts, &workers, &console)?
+    };
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
         .unified_diff()
@@ -332,7 +385,36 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
             .collect(),
         trace,
         ladder,
+        prepared,
     })))
+}
+
+/// The script the reduction starts from: `text` after the one-off rewrites that keep its
+/// failure (`torch._dynamo.reset()` between repeated compiles), noted in `prepared`.
+fn prepare(
+    text: String,
+    prepared: &mut Vec<String>,
+    options: &scrub_reducers::Options,
+    oracle: &mut ProcessOracle,
+    console: &Console,
+    run_dir: &RunDir,
+) -> String {
+    let resets = scrub_reducers::Script::parse(text.as_str(), options.version)
+        .and_then(|script| scrub_reducers::prepare::dynamo_resets(&script));
+    let Some((resets, n)) = resets else {
+        return text;
+    };
+    let what = format!("inserted torch._dynamo.reset() before {n} repeated torch.compile call(s)");
+    let judged = scrub_reducers::Oracle::judge(oracle, std::slice::from_ref(&resets));
+    if matches!(judged, Ok(v) if v == [true]) {
+        console.say(format!("prepared: {what}"));
+        run_dir.log(format!("prepared: {what}"));
+        prepared.push(what);
+        resets
+    } else {
+        run_dir.log(format!("not prepared (the failure changed): {what}"));
+        text
+    }
 }
 
 /// The newest accepted script that fails the same way in a fresh process (no cache): the
@@ -446,6 +528,15 @@ fn env_knobs() -> String {
     knobs.join("\n")
 }
 
+/// How the original's first runs went.
+enum BaselineEnd {
+    Fails(Baseline),
+    /// It ran out of memory every time, and the signature is not about memory.
+    OutOfMemory,
+    /// It does not fail the expected way: the reason has been printed.
+    DoesNotFail,
+}
+
 struct Baseline {
     signature: Signature,
     duration: Duration,
@@ -455,15 +546,19 @@ struct Baseline {
 }
 
 /// Runs the original twice, and five more times when the two disagree or a given signature
-/// was missed twice (a flaky repro), thirteen more when under half of those seven failed. `None` when it does
-/// not fail the expected way: the reason has been printed.
+/// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
 fn baseline(
     text: &str,
     given: Option<Signature>,
     workers: &Workers,
     console: &Console,
-) -> Result<Option<Baseline>> {
+) -> Result<BaselineEnd> {
     let runs = run_many(text, 2, workers)?;
+    if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
+        && runs.iter().all(crate::oracle::out_of_memory)
+    {
+        return Ok(BaselineEnd::OutOfMemory);
+    }
     let explicit = given.is_some();
     let sig = match given {
         Some(sig) => sig,
@@ -476,7 +571,7 @@ fn baseline(
             }
             None => {
                 eprintln!("scrub: the original does not fail: {}", describe(&runs[0]));
-                return Ok(None);
+                return Ok(BaselineEnd::DoesNotFail);
             }
         },
     };
@@ -493,7 +588,7 @@ fn baseline(
             "scrub: the original does not fail with {sig}: {}{near}",
             describe(&runs[0])
         );
-        return Ok(None);
+        return Ok(BaselineEnd::DoesNotFail);
     }
     let (attempts, ratio) = if hits == 2 {
         (1, "2/2".to_string())
@@ -507,7 +602,7 @@ fn baseline(
                 "scrub: the original does not fail with {sig} in 7 runs: {}",
                 describe(&runs[0])
             );
-            return Ok(None);
+            return Ok(BaselineEnd::DoesNotFail);
         }
         // A low ratio from 7 runs is a poor estimate, and it sets how often every candidate
         // is run: measure it over 20 runs.
@@ -527,7 +622,7 @@ fn baseline(
         ));
         (attempts, format!("{total}/{runs_done}"))
     };
-    Ok(Some(Baseline {
+    Ok(BaselineEnd::Fails(Baseline {
         signature: sig,
         duration,
         attempts,

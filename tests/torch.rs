@@ -124,3 +124,64 @@ fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
     }
     assert!(failures.is_empty(), "failed: {failures:?}");
 }
+
+/// `scrub reduce --json` on a temp script with the venv's python.
+fn reduce_json(text: &str, sig: &str, extra: &[&str]) -> Option<(serde_json::Value, String)> {
+    let python = torch_python()?;
+    let (dir, path) = temp_script(text);
+    let out = run_with_limit(
+        scrub()
+            .arg("reduce")
+            .arg(&path)
+            .args([
+                "--sig",
+                sig,
+                "--jobs",
+                "2",
+                "--no-cache",
+                "--json",
+                "--quiet",
+            ])
+            .args(extra)
+            .arg("--python")
+            .arg(python),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
+    Some((serde_json::from_slice(&out.stdout).unwrap(), result))
+}
+
+#[test]
+fn repeated_compiles_get_a_dynamo_reset_between_them() {
+    let text = "import torch\nf = torch.compile(lambda x: x + 1, backend=\"eager\")\nf(torch.ones(2))\ng = torch.compile(lambda x: x.view(3), backend=\"eager\")\ng(torch.ones(2))\n";
+    let sig = "torch._dynamo.exc.TorchRuntimeError: when making fake tensor call";
+    let Some((summary, result)) = reduce_json(text, sig, &[]) else {
+        return;
+    };
+    assert_eq!(
+        summary["prepared"][0],
+        "inserted torch._dynamo.reset() before 1 repeated torch.compile call(s)"
+    );
+    assert!(
+        result.contains("torch._dynamo.reset()\ng = torch.compile"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_repro_that_runs_out_of_memory_here_is_tried_with_small_sizes() {
+    let text = "import torch\nbuf = torch.empty(100000, 100000, 1000)\ntorch.nn.Linear(3, 4)(torch.randn(2, 5))\n";
+    let sig = "RuntimeError: mat1 and mat2 shapes cannot be multiplied";
+    let Some((summary, result)) = reduce_json(text, sig, &["--exhaustive"]) else {
+        return;
+    };
+    assert!(
+        summary["prepared"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("shrank every tensor size to 8"),
+        "{summary}"
+    );
+    assert!(!result.contains("100000"), "{result}");
+}

@@ -7,6 +7,7 @@
 pub mod edit;
 pub mod pass;
 pub mod passes;
+pub mod prepare;
 pub mod python;
 pub mod reduce;
 pub mod scopes;

@@ -105,7 +105,8 @@ pub enum ReduceError {
     Syntax(PythonVersion),
 }
 
-/// Non-blank lines that are not part of a top-level import: what the stop rule counts.
+/// Non-blank lines that are not part of a top-level import nor tensor-subclass boilerplate
+/// (see [`boilerplate_lines`]): what the stop rule counts.
 pub fn code_lines(script: &Script) -> usize {
     let imports: usize = script
         .body()
@@ -113,7 +114,39 @@ pub fn code_lines(script: &Script) -> usize {
         .filter(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
         .map(|s| count_lines(script.slice(s)))
         .sum();
-    count_lines(script.text()) - imports
+    count_lines(script.text()) - imports - boilerplate_lines(script)
+}
+
+/// The non-blank lines of the dunders a tensor subclass cannot do without (`__new__`,
+/// `__init__`, `__torch_dispatch__`, `__torch_function__`, `__tensor_flatten__`,
+/// `__tensor_unflatten__`, `__repr__`) in module-level classes that derive from a `…Tensor`:
+/// a repro of a subclass bug needs them however small it gets.
+pub fn boilerplate_lines(script: &Script) -> usize {
+    const DUNDERS: &[&str] = &[
+        "__new__",
+        "__init__",
+        "__torch_dispatch__",
+        "__torch_function__",
+        "__tensor_flatten__",
+        "__tensor_unflatten__",
+        "__repr__",
+    ];
+    let is_tensor = |e: &crate::python::Expr| match e {
+        crate::python::Expr::Name(n) => n.id.as_str().ends_with("Tensor"),
+        crate::python::Expr::Attribute(a) => a.attr.as_str().ends_with("Tensor"),
+        _ => false,
+    };
+    script
+        .body()
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::ClassDef(c) if c.bases().iter().any(is_tensor) => Some(&c.body),
+            _ => None,
+        })
+        .flatten()
+        .filter(|s| matches!(s, Stmt::FunctionDef(f) if DUNDERS.contains(&f.name.as_str())))
+        .map(|s| count_lines(script.slice(s)))
+        .sum()
 }
 
 /// Reduces `text` with `passes` in rounds until the stop rule holds. When it stops at the

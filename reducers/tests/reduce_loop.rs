@@ -343,3 +343,11 @@ fn a_pump_after_which_deletion_goes_further_is_kept() {
     assert_eq!(out.text, "x = 1\nx = 1\n");
     assert_eq!(pump_stats(&out), (1, 0));
 }
+
+#[test]
+fn tensor_subclass_dunders_do_not_count_toward_the_target() {
+    let text = "import torch\nclass T(torch.Tensor):\n    def __new__(cls, x):\n        return x\n    def __torch_dispatch__(cls, f, t, a, k):\n        return f(*a)\n    def helper(self):\n        return 1\nT(1)\n";
+    let script = scrub_reducers::Script::parse(text, scrub_reducers::PythonVersion::PY311).unwrap();
+    // class line, helper (2 lines), the call: the dunders and the import are left out.
+    assert_eq!(scrub_reducers::reduce::code_lines(&script), 4);
+}

@@ -1,0 +1,111 @@
+//! Rewrites made once, before a reduction starts; the binary keeps each only if the script
+//! still fails the same way after it.
+
+use crate::edit::{Candidate, Edit, apply_edits, indent_at, line_start, starts_line};
+use crate::pass::Pass;
+use crate::passes::{ShrinkDims, torch_imports, torch_path};
+use crate::python::{Expr, Script, all_bodies, exprs_of, span};
+
+/// A repro that calls `torch.compile` from more than one statement, with
+/// `torch._dynamo.reset()` inserted before every such statement but the first, so that one
+/// compile's caches and guards do not leak into the next; and how many were inserted.
+/// `None` when there is at most one, or when the script does not `import torch`.
+pub fn dynamo_resets(script: &Script) -> Option<(String, usize)> {
+    let imports = torch_imports(script);
+    if imports.get("torch").map(String::as_str) != Some("torch") {
+        return None;
+    }
+    let text = script.text();
+    let compiles = |stmt: &crate::python::Stmt| {
+        crate::python::child_bodies(stmt).is_empty()
+            && crate::python::all_exprs(std::slice::from_ref(stmt))
+                .into_iter()
+                .flat_map(exprs_of)
+                .any(|e| {
+                    matches!(e, Expr::Call(c)
+                        if torch_path(&imports, &c.func).as_deref() == Some("torch.compile"))
+                })
+    };
+    // Simple statements only: the innermost that hold a call.
+    let mut sites: Vec<usize> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter(|s| compiles(s))
+        .map(|s| span(s).start)
+        .filter(|&start| starts_line(text, start))
+        .collect();
+    sites.sort_unstable();
+    sites.dedup();
+    if sites.len() < 2 {
+        return None;
+    }
+    let edits: Vec<Edit> = sites[1..]
+        .iter()
+        .map(|&start| {
+            let at = line_start(text, start);
+            Edit::replace(
+                at..at,
+                format!("{}torch._dynamo.reset()\n", indent_at(text, start)),
+            )
+        })
+        .collect();
+    Some((apply_edits(text, &edits)?, edits.len()))
+}
+
+/// The script with every tensor and layer size above 8 set to 8 at once (the candidates of
+/// `shrink_dims` at 8, combined): for a repro that runs out of memory on this machine before
+/// it reaches the failure it reports. `None` when there is no such size.
+pub fn small_sizes(script: &Script) -> Option<String> {
+    let eights: Vec<Candidate> = ShrinkDims
+        .candidates(script)
+        .into_iter()
+        .filter(|c| c.edits.iter().all(|e| e.replacement == "8"))
+        .collect();
+    let mut taken: Vec<&Candidate> = Vec::new();
+    for c in &eights {
+        if taken.iter().all(|t| t.is_disjoint(c)) {
+            taken.push(c);
+        }
+    }
+    let edits: Vec<Edit> = taken.iter().flat_map(|c| c.edits.iter().cloned()).collect();
+    (!edits.is_empty()).then(|| apply_edits(script.text(), &edits))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    fn resets(text: &str) -> Option<String> {
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        dynamo_resets(&script).map(|(t, _)| t)
+    }
+
+    #[test]
+    fn a_reset_goes_before_every_compile_but_the_first() {
+        let text = "import torch\nf = torch.compile(g)\nf(1)\ndef h():\n    k = torch.compile(g, backend='eager')\n    k(2)\n";
+        assert_eq!(
+            resets(text).unwrap(),
+            "import torch\nf = torch.compile(g)\nf(1)\ndef h():\n    torch._dynamo.reset()\n    k = torch.compile(g, backend='eager')\n    k(2)\n"
+        );
+    }
+
+    #[test]
+    fn one_compile_or_no_torch_needs_no_reset() {
+        assert_eq!(
+            resets("import torch\nf = torch.compile(g)\nf(1)\nf(2)\n"),
+            None
+        );
+        assert_eq!(resets("compile(a)\ncompile(b)\n"), None);
+    }
+
+    #[test]
+    fn every_size_above_8_becomes_8_at_once() {
+        let text = "import torch\nx = torch.randn(100000, 100000)\ny = torch.zeros(4, 2048)\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(
+            small_sizes(&script).unwrap(),
+            "import torch\nx = torch.randn(8, 8)\ny = torch.zeros(4, 8)\n"
+        );
+    }
+}
