@@ -185,3 +185,21 @@ fn a_repro_that_runs_out_of_memory_here_is_tried_with_small_sizes() {
     );
     assert!(!result.contains("100000"), "{result}");
 }
+
+#[test]
+fn a_flaky_torch_repro_is_stabilised_with_a_seed() {
+    let text = "import torch\nx = torch.rand(1)\nif x.item() < 0.5:\n    raise ValueError(\"unlucky draw\")\n";
+    let Some((summary, result)) = reduce_json(text, "ValueError: unlucky", &[]) else {
+        return;
+    };
+    let prepared = summary["prepared"][0].as_str().unwrap();
+    assert!(
+        prepared.starts_with("inserted torch.manual_seed(0)"),
+        "{prepared}"
+    );
+    assert_eq!(summary["attempts_per_candidate"], 1);
+    assert!(
+        result.contains("torch.manual_seed(0)  # scrub: keep"),
+        "{result}"
+    );
+}

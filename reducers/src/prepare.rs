@@ -4,7 +4,7 @@
 use crate::edit::{Candidate, Edit, apply_edits, indent_at, line_start, starts_line};
 use crate::pass::Pass;
 use crate::passes::{ShrinkDims, torch_imports, torch_path};
-use crate::python::{Expr, Script, all_bodies, exprs_of, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, span};
 
 /// A repro that calls `torch.compile` from more than one statement, with
 /// `torch._dynamo.reset()` inserted before every such statement but the first, so that one
@@ -50,6 +50,33 @@ pub fn dynamo_resets(script: &Script) -> Option<(String, usize)> {
         })
         .collect();
     Some((apply_edits(text, &edits)?, edits.len()))
+}
+
+/// The script with `torch.manual_seed(0)` after its top-level imports, marked `# scrub: keep`
+/// so that no pass removes it: for a flaky repro, whose failure may depend on random values.
+/// `None` when the script does not `import torch` or already seeds it.
+pub fn seeded(script: &Script) -> Option<String> {
+    let imports = torch_imports(script);
+    let text = script.text();
+    if imports.get("torch").map(String::as_str) != Some("torch") || text.contains("manual_seed") {
+        return None;
+    }
+    let at = script
+        .body()
+        .iter()
+        .find(|s| !matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)) && !is_docstring(s))
+        .map_or(text.len(), |s| line_start(text, span(s).start));
+    let line = "torch.manual_seed(0)  # scrub: keep\n";
+    let glue = if at == text.len() && !text.is_empty() && !text.ends_with('\n') {
+        "\n"
+    } else {
+        ""
+    };
+    apply_edits(text, &[Edit::replace(at..at, format!("{glue}{line}"))])
+}
+
+fn is_docstring(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)))
 }
 
 /// The script with every tensor and layer size above 8 set to 8 at once (the candidates of
@@ -106,6 +133,16 @@ mod tests {
         assert_eq!(
             small_sizes(&script).unwrap(),
             "import torch\nx = torch.randn(8, 8)\ny = torch.zeros(4, 8)\n"
+        );
+    }
+
+    #[test]
+    fn the_seed_goes_after_the_imports_and_is_kept() {
+        let text = "\"\"\"Doc.\"\"\"\nimport torch\nx = torch.rand(1)\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(
+            seeded(&script).unwrap(),
+            "\"\"\"Doc.\"\"\"\nimport torch\ntorch.manual_seed(0)  # scrub: keep\nx = torch.rand(1)\n"
         );
     }
 }
