@@ -194,8 +194,20 @@ fn flatten(
                 init_names.insert(o.name);
             }
         }
+        // A parameter passed a module-level name of its own (`device=device`) stays that name.
+        let passed_itself: HashSet<String> = match shape.fields {
+            Some(_) => HashSet::new(),
+            None => bind_params(script, init, &call.arguments)?
+                .into_iter()
+                .filter(|(name, value)| name == value)
+                .map(|(name, _)| name)
+                .collect(),
+        };
         let clash = scopes.occurrences.iter().any(|o| {
-            init_names.contains(o.name) && !inside(&o) && scopes.resolve_occurrence(o).is_none()
+            init_names.contains(o.name)
+                && !passed_itself.contains(o.name)
+                && !inside(&o)
+                && scopes.resolve_occurrence(o).is_none()
         });
         if clash {
             return None;

@@ -456,9 +456,15 @@ fn names_stay_apart(scopes: &Scopes, target: &Target, site: &Site, bindings: &[B
             caller_locals.insert(o.name);
         }
     }
+    // `x, y = f()` where `f` computes its own `x` and `y` and returns them: the names the
+    // call assigns are overwritten by it anyway.
+    let assigned: Vec<&str> = match site.form {
+        Form::Assign(target) => read_names(target),
+        _ => Vec::new(),
+    };
     let clash = locals
         .iter()
-        .any(|n| !shared.contains(n) && around.contains(n))
+        .any(|n| !shared.contains(n) && !assigned.contains(n) && around.contains(n))
         || outside.iter().any(|n| caller_locals.contains(n));
     !clash
 }
@@ -752,6 +758,12 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&InlineCalls, text)
+    }
+
+    #[test]
+    fn a_local_named_like_the_assigned_target_does_not_block_inlining() {
+        let text = "def f(a):\n    x = a + 1\n    return x\nx = f(2)\nprint(x)\n";
+        assert_eq!(results(text), ["a = 2\nx = a + 1\nx = x\nprint(x)\n"]);
     }
 
     #[test]

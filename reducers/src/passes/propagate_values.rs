@@ -1,8 +1,8 @@
 //! Replace names, attributes and table lookups by the values they stand for.
 //!
 //! ## What it removes
-//! - A name bound once in the whole script, by `NAME = value` at module level or in a
-//!   function: every use becomes the value (in parentheses when it is not atomic) and the
+//! - A variable bound once, by `NAME = value` at module level or in a function (the same name
+//!   in another function is another variable): every use becomes the value (in parentheses when it is not atomic) and the
 //!   assignment goes. One candidate per name, the most used first. A value that calls
 //!   something or builds a list, dict or set only goes to a single use that runs once, in
 //!   the same function and outside any loop the assignment is not in.
@@ -35,7 +35,7 @@ use crate::pass::Pass;
 use crate::python::is_atomic;
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
 use crate::scopes::{Occurrence, ScopeKind, Scopes};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 pub struct PropagateValues;
@@ -63,6 +63,8 @@ struct Facts<'a> {
     scopes: Scopes<'a>,
     /// How many times each name is bound, in any way, anywhere.
     bindings: HashMap<&'a str, usize>,
+    /// The names some function declares `global` or `nonlocal`.
+    declared: HashSet<&'a str>,
     exprs: Vec<&'a Expr>,
     /// The ranges of the f-strings.
     f_strings: Vec<Range<usize>>,
@@ -75,6 +77,15 @@ impl<'a> Facts<'a> {
         for o in scopes.occurrences.iter().filter(|o| o.binds) {
             *bindings.entry(o.name).or_default() += 1;
         }
+        let declared = all_bodies(script.body())
+            .into_iter()
+            .flatten()
+            .flat_map(|s| match s {
+                Stmt::Global(g) => g.names.iter().map(|n| n.as_str()).collect(),
+                Stmt::Nonlocal(n) => n.names.iter().map(|n| n.as_str()).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
         let exprs = all_exprs(script.body());
         let f_strings = exprs
             .iter()
@@ -85,6 +96,7 @@ impl<'a> Facts<'a> {
             script,
             scopes,
             bindings,
+            declared,
             exprs,
             f_strings,
         }
@@ -174,18 +186,27 @@ fn propagate_names(facts: &Facts) -> Vec<(usize, Candidate)> {
                 continue;
             };
             let name = target.id.as_str();
-            if facts.bound(name) != 1 || (name.starts_with("__") && name.ends_with("__")) {
+            if facts.declared.contains(name) || (name.starts_with("__") && name.ends_with("__")) {
                 continue;
             }
             let scope = facts.scopes.innermost_at(span(target).start);
             if scope.is_some_and(|s| facts.scopes.scopes[s].kind != ScopeKind::Function) {
                 continue;
             }
+            // The variable this assignment binds: the same name in other functions (a method's
+            // `self` beside a module-level `self = obj`) is another one.
+            let refers_here =
+                |o: &&Occurrence| o.name == name && facts.scopes.resolve_occurrence(o) == scope;
+            let bindings = facts.scopes.occurrences.iter().filter(refers_here);
+            if bindings.filter(|o| o.binds).count() != 1 {
+                continue;
+            }
             let uses: Vec<&Occurrence> = facts
                 .scopes
                 .occurrences
                 .iter()
-                .filter(|o| o.name == name && !o.binds)
+                .filter(refers_here)
+                .filter(|o| !o.binds)
                 .collect();
             let all_refer_here = uses.iter().all(|u| {
                 facts.scopes.resolve_occurrence(u) == scope && !span(stmt).contains(&u.range.start)
@@ -587,9 +608,18 @@ mod tests {
     }
 
     #[test]
+    fn a_module_level_name_is_apart_from_the_same_name_in_a_method() {
+        let text = "class C:\n    def m(self):\n        return self\nself = c\nself.m()\n";
+        assert_eq!(
+            results(text),
+            ["class C:\n    def m(self):\n        return self\nc.m()\n"]
+        );
+    }
+
+    #[test]
     fn a_local_is_not_carried_into_another_function() {
         let text = "def g():\n    x = 1\n    f(x)\ndef h():\n    f(x)\n";
-        assert!(results(text).is_empty());
+        assert_eq!(results(text), ["def g():\n    f(1)\ndef h():\n    f(x)\n"]);
     }
 
     #[test]
