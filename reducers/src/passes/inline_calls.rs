@@ -36,7 +36,8 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! - The function: `async`, decorated, a generator or coroutine (`yield`, `await`), with a
+//! - The function: `async`, decorated, a coroutine (`await`), a generator other than one
+//!   whose one `yield e` is its last statement (that call hands back `[e]`), with a
 //!   `return` other than its last statement, or with `global` or `nonlocal`. A method that
 //!   uses `super` or `__class__`, or whose name is defined more than once in the script.
 //! - The call: with `**kwargs` or more than one `*args` (one `*pair` is bound as
@@ -60,8 +61,8 @@ use crate::edit::{
 };
 use crate::pass::Pass;
 use crate::python::{
-    Expr, Script, SourceOrderVisitor, Stmt, all_exprs, ast, child_bodies, referenced_names,
-    source_order, span,
+    Expr, Script, SourceOrderVisitor, Stmt, all_exprs, ast, child_bodies, is_atomic,
+    referenced_names, source_order, span,
 };
 use crate::scopes::Scopes;
 
@@ -184,7 +185,7 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
     {
         return None;
     }
-    if is_generator(&def.body) || def.body.iter().any(declares_scope) {
+    if def.body.iter().any(declares_scope) {
         return None;
     }
     if target.class.is_some() && uses_class_cell(&def.body) {
@@ -203,27 +204,35 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
         return None;
     }
 
-    // The trailing `return`, and what it turns into.
+    // The trailing `return` (or a generator's one trailing `yield`), and what it turns into.
     let (mut body, ret): (&[Stmt], _) = match def.body.split_last() {
-        Some((Stmt::Return(ret), rest)) => (rest, Some(ret)),
+        Some((Stmt::Return(ret), rest)) => (rest, Some(Tail::of_return(text, ret))),
+        Some((Stmt::Expr(e), rest)) => match e.value.as_ref() {
+            Expr::Yield(y) if y.value.is_some() && !is_generator(rest) => {
+                (rest, Some(Tail::of_yield(y)))
+            }
+            _ => (&def.body[..], None),
+        },
         _ => (&def.body[..], None),
     };
-    if body.iter().any(has_return) {
+    // A generator called on its own runs nothing.
+    let lazy = ret.as_ref().is_some_and(|r| r.list) && matches!(site.form, Form::Alone);
+    if body.iter().any(has_return) || is_generator(body) || lazy {
         return None;
     }
     let indent = indent_at(text, range.start);
     let mut edits = Vec::new();
     let mut tail = String::new();
-    let value = ret.and_then(|r| r.value.as_deref());
+    let value = ret.as_ref().and_then(|r| r.value);
     match (site.form, value) {
         (Form::Alone, Some(value)) if !is_inert(value) => {
-            edits.push(Edit::delete(return_keyword(text, ret?)));
+            edits.push(Edit::delete(ret?.keyword));
             body = &def.body;
         }
         (Form::Alone, _) => {}
         (Form::Assign(assigned), Some(_)) => {
             let prefix = format!("{} = ", script.slice(assigned));
-            edits.push(Edit::replace(return_keyword(text, ret?), prefix));
+            edits.extend(ret?.into(prefix));
             body = &def.body;
         }
         (Form::Assign(assigned), None) => {
@@ -234,8 +243,11 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
         }
         (Form::Return, _) => {
             body = &def.body;
-            if ret.is_none() && !site.last {
-                tail = format!("{indent}return\n");
+            match ret {
+                Some(ret) if ret.list => edits.extend(ret.into("return ".to_string())),
+                Some(_) => {}
+                None if !site.last => tail = format!("{indent}return\n"),
+                None => {}
             }
         }
     }
@@ -637,6 +649,55 @@ fn holds_instance(module: &[Stmt], name: &str, class: &str) -> bool {
         })
 }
 
+/// How a function hands back its value at its end: `return e`, or, for a generator that
+/// yields once, as its last statement, `yield e`, which hands back `[e]`.
+struct Tail<'a> {
+    /// `return` or `yield` and the blanks after it.
+    keyword: Range<usize>,
+    value: Option<&'a Expr>,
+    /// Whether the value is handed back in a one-element list.
+    list: bool,
+}
+
+impl<'a> Tail<'a> {
+    fn of_return(text: &str, ret: &'a ast::StmtReturn) -> Tail<'a> {
+        Tail {
+            keyword: return_keyword(text, ret),
+            value: ret.value.as_deref(),
+            list: false,
+        }
+    }
+
+    fn of_yield(y: &'a ast::ExprYield) -> Tail<'a> {
+        let value = y.value.as_deref();
+        let start = span(y).start;
+        let end = value.map_or(span(y).end, |v| span(v).start);
+        Tail {
+            keyword: start..end,
+            value,
+            list: true,
+        }
+    }
+
+    /// The edits that turn the tail into `prefix` followed by the value.
+    fn into(self, prefix: String) -> Vec<Edit> {
+        match (self.list, self.value) {
+            (true, Some(v)) => {
+                let (open, close) = if is_atomic(v) {
+                    ("[", "]")
+                } else {
+                    ("[(", ")]")
+                };
+                vec![
+                    Edit::replace(self.keyword, format!("{prefix}{open}")),
+                    Edit::replace(span(v).end..span(v).end, close),
+                ]
+            }
+            _ => vec![Edit::replace(self.keyword, prefix)],
+        }
+    }
+}
+
 /// The `return` keyword of `ret` and the blanks after it.
 fn return_keyword(text: &str, ret: &ast::StmtReturn) -> Range<usize> {
     let start = span(ret).start;
@@ -764,6 +825,15 @@ mod tests {
     fn a_local_named_like_the_assigned_target_does_not_block_inlining() {
         let text = "def f(a):\n    x = a + 1\n    return x\nx = f(2)\nprint(x)\n";
         assert_eq!(results(text), ["a = 2\nx = a + 1\nx = x\nprint(x)\n"]);
+    }
+
+    #[test]
+    fn a_generator_that_yields_once_at_its_end_hands_back_a_list() {
+        let text = "def batches(n):\n    x = n * 2\n    yield x, n\nfor b in batches(3):\n    pass\nitems = batches(4)\n";
+        // `batches` is called twice: nothing; once each below.
+        assert!(results(text).is_empty());
+        let text = "def batches(n):\n    x = n * 2\n    yield x, n\nitems = batches(4)\n";
+        assert_eq!(results(text), ["n = 4\nx = n * 2\nitems = [(x, n)]\n"]);
     }
 
     #[test]
