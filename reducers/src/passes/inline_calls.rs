@@ -57,7 +57,8 @@ use std::ops::Range;
 
 use super::{body_at_indent_with, delete_stmts, first_param, lines_label};
 use crate::edit::{
-    Candidate, Edit, deletion_range, ends_line, indent_at, line_end, line_start, starts_line,
+    Candidate, Edit, apply_edits_within, deletion_range, ends_line, indent_at, line_end,
+    line_start, starts_line,
 };
 use crate::pass::Pass;
 use crate::python::{
@@ -86,7 +87,10 @@ impl Pass for InlineCalls {
                         def,
                         class: None,
                     };
-                    out.extend(inline(script, &scopes, &target));
+                    match inline(script, &scopes, &target) {
+                        Some(c) => out.push(c),
+                        None => out.extend(inline_expression(script, &scopes, stmt, def)),
+                    }
                 }
                 Stmt::ClassDef(class) => {
                     for stmt in &class.body {
@@ -108,6 +112,119 @@ impl Pass for InlineCalls {
         }
         out
     }
+}
+
+/// The candidate that replaces the one call of `def f(params): return e`, wherever it
+/// stands in an expression, by `e` with the arguments in place of the parameters.
+fn inline_expression(
+    script: &Script,
+    scopes: &Scopes,
+    stmt: &Stmt,
+    def: &ast::StmtFunctionDef,
+) -> Option<Candidate> {
+    let text = script.text();
+    let [Stmt::Return(ret)] = &def.body[..] else {
+        return None;
+    };
+    let value = ret.value.as_deref()?;
+    let params = &def.parameters;
+    if def.is_async
+        || !def.decorator_list.is_empty()
+        || params.vararg.is_some()
+        || params.kwarg.is_some()
+    {
+        return None;
+    }
+    let name = def.name.as_str();
+    let call = all_exprs(script.body()).into_iter().find_map(|e| match e {
+        Expr::Call(c) if matches!(c.func.as_ref(), Expr::Name(n) if n.id.as_str() == name) => {
+            Some(c)
+        }
+        _ => None,
+    })?;
+    let own = scopes.scope_at(&span(def))?;
+    let at_call = scopes.innermost_at(span(call).start);
+    if span(def).contains(&span(call).start) {
+        return None;
+    }
+    // Slots in parameter order, bound to the arguments or the defaults.
+    let slots: Vec<&ast::ParameterWithDefault> = params
+        .posonlyargs
+        .iter()
+        .chain(&params.args)
+        .chain(&params.kwonlyargs)
+        .collect();
+    let positional = params.posonlyargs.len() + params.args.len();
+    let arguments = &call.arguments;
+    if arguments.args.len() > positional
+        || arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+    {
+        return None;
+    }
+    let mut given: Vec<Option<&Expr>> = vec![None; slots.len()];
+    for (slot, arg) in given.iter_mut().zip(&arguments.args) {
+        *slot = Some(arg);
+    }
+    for keyword in &arguments.keywords {
+        let i = slots
+            .iter()
+            .position(|p| Some(p.parameter.name.as_str()) == keyword.arg.as_deref())?;
+        given[i] = Some(&keyword.value);
+    }
+    let values: Vec<&Expr> = slots
+        .iter()
+        .zip(given)
+        .map(|(p, g)| g.or(p.default.as_deref()))
+        .collect::<Option<_>>()?;
+
+    // Every name `e` reads: a parameter, replaced, or a name that means the same at the call.
+    let range = span(value);
+    if scopes.scopes.iter().any(|s| range.contains(&s.range.start)) {
+        return None;
+    }
+    let mut edits = Vec::new();
+    for o in scopes
+        .occurrences
+        .iter()
+        .filter(|o| range.contains(&o.range.start))
+    {
+        if scopes.resolve_occurrence(o) == Some(own) {
+            let i = slots
+                .iter()
+                .position(|p| p.parameter.name.as_str() == o.name)?;
+            let arg = values[i];
+            let uses = scopes
+                .occurrences
+                .iter()
+                .filter(|u| u.name == o.name && range.contains(&u.range.start))
+                .count();
+            if uses > 1 && !matches!(arg, Expr::Name(_)) && !crate::python::is_literal(arg) {
+                return None;
+            }
+            let arg_text = script.slice(arg);
+            let replacement = if is_atomic(arg) {
+                arg_text.to_string()
+            } else {
+                format!("({arg_text})")
+            };
+            edits.push(Edit::replace(o.range.clone(), replacement));
+        } else if scopes.resolve(o.name, at_call) != scopes.resolve_occurrence(o) {
+            return None;
+        }
+    }
+    let body = apply_edits_within(text, range.clone(), &edits)?;
+    let body = if is_atomic(value) {
+        body
+    } else {
+        format!("({body})")
+    };
+    Some(Candidate::new(
+        format!("inline {name}() at {}", lines_label(text, &span(call))),
+        vec![
+            Edit::replace(span(call), body),
+            Edit::delete(deletion_range(text, span(stmt))),
+        ],
+    ))
 }
 
 /// What is inlined: a module-level function, or a method of a module-level class.
@@ -834,6 +951,15 @@ mod tests {
         assert!(results(text).is_empty());
         let text = "def batches(n):\n    x = n * 2\n    yield x, n\nitems = batches(4)\n";
         assert_eq!(results(text), ["n = 4\nx = n * 2\nitems = [(x, n)]\n"]);
+    }
+
+    #[test]
+    fn a_function_that_returns_an_expression_is_inlined_inside_another() {
+        let text = "def lease(owner, k=2):\n    return flat[owner] + k\nflat = [1]\nprint([lease(r) for r in x])\n";
+        assert_eq!(
+            results(text),
+            ["flat = [1]\nprint([(flat[r] + 2) for r in x])\n"]
+        );
     }
 
     #[test]
