@@ -8,6 +8,7 @@ pub mod console;
 pub mod corpus;
 pub mod exception;
 pub mod interpreter;
+pub mod issue;
 mod judge;
 pub mod ladder;
 pub mod oracle;
