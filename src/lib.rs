@@ -31,5 +31,6 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
     match cli.command {
         cli::Command::Reduce(args) => reduce::run(&args),
         cli::Command::Bench(args) => bench::run(&args),
+        cli::Command::Issue(args) => issue::run(&args),
     }
 }

@@ -579,9 +579,13 @@ pub fn expected_signature(blocks: &[Block], chosen: Option<&Choice>) -> Option<S
     if let Some(tb) = pick
         && let Some(exc) = final_exception(&tb.text)
     {
+        // A short message without volatile parts (`KeyError: 'c'`) is kept whole.
+        let first = exc.message.lines().next().unwrap_or("").trim();
+        let whole = (!first.is_empty() && !first.contains(|c: char| c.is_ascii_digit()))
+            .then(|| first.to_string());
         return Some(Signature::Exception {
             class: exc.class,
-            substring: stable_part(&exc.message),
+            substring: stable_part(&exc.message).or(whole),
         });
     }
     for b in blocks

@@ -78,6 +78,7 @@ pub fn judge(
         Category::BetterEngineering => Some(BETTER_ENGINEERING),
         Category::Tracker => Some(TRACKER),
         Category::NeedsReproduction => Some(NEEDS_REPRO),
+        Category::Duplicate => Some(DUPLICATE),
         _ => None,
     };
     if let Some(label) = wanted

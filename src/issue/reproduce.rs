@@ -71,8 +71,13 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
             }
         }
         Status::Exited(code) => {
-            let header = final_exception(&outcome.stderr)
-                .map_or_else(|| format!("exit status {code} without a traceback"), |e| e.header);
+            let header = match final_exception(&outcome.stderr) {
+                Some(e) => e.header,
+                None if outcome.stderr.contains("unexpected success") => {
+                    "unittest reported an unexpected success".into()
+                }
+                None => format!("exit status {code} without a traceback"),
+            };
             let is_oom = |t: &str| t.contains("out of memory") || t.contains("OutOfMemoryError");
             let expects_oom = expected.is_some_and(|s| is_oom(&s.to_string()));
             if is_oom(&outcome.stderr) && !expects_oom {
