@@ -53,10 +53,14 @@ pub fn conda_envs(dir: &Path) -> Result<Vec<Env>> {
     struct List {
         envs: Vec<PathBuf>,
     }
-    let list: List = serde_json::from_slice(&out.stdout).context("cannot read `conda env list --json`")?;
+    let list: List =
+        serde_json::from_slice(&out.stdout).context("cannot read `conda env list --json`")?;
     let mut envs = Vec::new();
     for path in list.envs {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if let Some(version) = name.strip_prefix("pytorch-") {
             envs.push(Env {
                 version: version.to_string(),
@@ -91,7 +95,7 @@ pub fn sort_envs(envs: &mut [Env]) {
             })
             .collect::<Vec<_>>()
     };
-    envs.sort_by(|a, b| key(&a.version).cmp(&key(&b.version)));
+    envs.sort_by_key(|a| key(&a.version));
 }
 
 /// One probe's result.
@@ -165,7 +169,8 @@ pub fn bisect(
         });
         let mut round = Vec::new();
         for (&i, result) in picks.iter().zip(results) {
-            let verdict = result.with_context(|| format!("cannot probe {}", envs[i as usize].version))?;
+            let verdict =
+                result.with_context(|| format!("cannot probe {}", envs[i as usize].version))?;
             round.push((i, verdict.reproduces()));
             probes.push(Probe {
                 version: envs[i as usize].version.clone(),
@@ -211,18 +216,22 @@ const MAX_CANDIDATES: usize = 8;
 
 /// The tag of `version` in `repo`: `vVER`, `VER`, `vVER.0`.
 fn tag_of(repo: &Path, version: &str) -> Option<String> {
-    [format!("v{version}"), version.to_string(), format!("v{version}.0")]
-        .into_iter()
-        .find(|tag| {
-            Command::new("git")
-                .arg("-C")
-                .arg(repo)
-                .args(["rev-parse", "--verify", "-q", &format!("{tag}^{{commit}}")])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
+    [
+        format!("v{version}"),
+        version.to_string(),
+        format!("v{version}.0"),
+    ]
+    .into_iter()
+    .find(|tag| {
+        Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["rev-parse", "--verify", "-q", &format!("{tag}^{{commit}}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
 }
 
 /// Commits with `(#NNNNN)` in their subject between the tags of `broken` and `fixed` in the
@@ -241,7 +250,12 @@ pub fn find_commits(
     let Ok(out) = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["log", "--format=%x01%H%x09%s", "--name-only", &format!("{from}..{to}")])
+        .args([
+            "log",
+            "--format=%x01%H%x09%s",
+            "--name-only",
+            &format!("{from}..{to}"),
+        ])
         .stdin(Stdio::null())
         .output()
     else {
@@ -296,15 +310,18 @@ fn pr_number(subject: &str) -> Option<String> {
 
 /// The one commit that touches a traceback file, when there is exactly one.
 pub fn fixed_by(commits: &[Commit]) -> Option<String> {
-    let touching: Vec<&Commit> = commits.iter().filter(|c| c.why.starts_with("touches")).collect();
+    let touching: Vec<&Commit> = commits
+        .iter()
+        .filter(|c| c.why.starts_with("touches"))
+        .collect();
     match touching.as_slice() {
         [one] => Some(one.pr.clone()),
         _ => None,
     }
 }
 
-/// The last two path components of every frame's file in `traceback` (`json/decoder.py`),
-/// leaving out `<stdin>` and the like.
+/// The file name of every frame in `traceback` (`decoder.py`; `json/__init__.py` for a
+/// package), leaving out `<stdin>` and the like.
 pub fn traceback_files(traceback: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in traceback.lines() {
@@ -318,7 +335,13 @@ pub fn traceback_files(traceback: &str) -> Vec<String> {
             continue;
         }
         let parts: Vec<&str> = path.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
-        let tail = parts[parts.len().saturating_sub(2)..].join("/");
+        // A package's `__init__.py` says nothing without its directory.
+        let keep = if parts.last() == Some(&"__init__.py") {
+            2
+        } else {
+            1
+        };
+        let tail = parts[parts.len().saturating_sub(keep)..].join("/");
         if !tail.is_empty() && !out.contains(&tail) {
             out.push(tail);
         }
@@ -371,14 +394,20 @@ mod tests {
 
     #[test]
     fn pr_numbers_come_from_the_subject_end() {
-        assert_eq!(pr_number("Fix isoformat Z (#12345)").as_deref(), Some("#12345"));
+        assert_eq!(
+            pr_number("Fix isoformat Z (#12345)").as_deref(),
+            Some("#12345")
+        );
         assert_eq!(pr_number("Fix (#12a)"), None);
         assert_eq!(pr_number("no number"), None);
     }
 
     #[test]
-    fn traceback_files_keep_their_last_two_components() {
-        let tb = "Traceback (most recent call last):\n  File \"/home/u/repro.py\", line 3, in <module>\n  File \"/usr/lib/python3.10/json/decoder.py\", line 337, in decode\n  File \"<stdin>\", line 1\nValueError: x\n";
-        assert_eq!(traceback_files(tb), ["u/repro.py", "json/decoder.py"]);
+    fn traceback_files_are_named_by_their_file_names() {
+        let tb = "Traceback (most recent call last):\n  File \"/home/u/repro.py\", line 3, in <module>\n  File \"/usr/lib/python3.10/json/decoder.py\", line 337, in decode\n  File \"/usr/lib/python3.10/json/__init__.py\", line 346, in loads\n  File \"<stdin>\", line 1\nValueError: x\n";
+        assert_eq!(
+            traceback_files(tb),
+            ["repro.py", "decoder.py", "json/__init__.py"]
+        );
     }
 }

@@ -14,7 +14,8 @@ use crate::oracle::Signature;
 /// The top-level modules `text` imports (absolute imports only, `__future__` left out), in
 /// order of first import.
 pub fn imported_modules(text: &str, version: PythonVersion) -> Vec<String> {
-    let Some(script) = Script::parse(text, version).or_else(|| Script::parse(text, PythonVersion::latest()))
+    let Some(script) =
+        Script::parse(text, version).or_else(|| Script::parse(text, PythonVersion::latest()))
     else {
         return Vec::new();
     };
@@ -58,7 +59,10 @@ pub fn missing_modules(python: &Path, modules: &[String]) -> Result<Vec<String>>
         bail!(
             "{} could not check the repro's imports: {}",
             python.display(),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout)
@@ -104,7 +108,10 @@ pub fn recent_confirmation(
             Some(Signature::Exception {
                 class,
                 substring: Some(s),
-            }) => c.body.contains(class.rsplit('.').next().unwrap_or(class)) && c.body.contains(s.as_str()),
+            }) => {
+                c.body.contains(class.rsplit('.').next().unwrap_or(class))
+                    && c.body.contains(s.as_str())
+            }
             _ => false,
         };
         (words || same_error).then(|| {

@@ -228,7 +228,10 @@ fn looks_like_shell(text: &str) -> bool {
                 || l.starts_with("conda ")
                 || l.starts_with("torchrun ")
                 || l.starts_with("python -m ")
-                || (l.starts_with("python") && l.split_whitespace().nth(1).is_some_and(|a| a.ends_with(".py")))
+                || (l.starts_with("python")
+                    && l.split_whitespace()
+                        .nth(1)
+                        .is_some_and(|a| a.ends_with(".py")))
         })
         .count();
     commands > 0 && !parses(text)
@@ -257,7 +260,11 @@ fn has_effect(text: &str) -> bool {
 /// Every block of the issue, body first, then the comments in order; bots' comments are left
 /// out.
 pub fn extract(issue: &Issue) -> Vec<Block> {
-    let mut posts = vec![(Post::Body, issue.author_login().to_string(), issue.body.as_str())];
+    let mut posts = vec![(
+        Post::Body,
+        issue.author_login().to_string(),
+        issue.body.as_str(),
+    )];
     for (k, c) in issue.comments.iter().enumerate() {
         if is_bot(c.login()) {
             continue;
@@ -518,30 +525,157 @@ impl<'a> SourceOrderVisitor<'a> for Names {
 }
 
 const BUILTINS: &[&str] = &[
-    "abs", "aiter", "all", "anext", "any", "ascii", "bin", "bool", "breakpoint", "bytearray",
-    "bytes", "callable", "chr", "classmethod", "compile", "complex", "delattr", "dict", "dir",
-    "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format", "frozenset",
-    "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance",
-    "issubclass", "iter", "len", "list", "locals", "map", "max", "memoryview", "min", "next",
-    "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr",
-    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
-    "super", "tuple", "type", "vars", "zip", "__import__", "__name__", "__file__", "__doc__",
-    "__builtins__", "__debug__", "__spec__", "__loader__", "__package__", "__annotations__",
-    "NotImplemented", "Ellipsis", "BaseException", "BaseExceptionGroup", "Exception",
-    "ExceptionGroup", "ArithmeticError", "AssertionError", "AttributeError", "BlockingIOError",
-    "BrokenPipeError", "BufferError", "ChildProcessError", "ConnectionError", "EOFError",
-    "EnvironmentError", "FileExistsError", "FileNotFoundError", "FloatingPointError",
-    "GeneratorExit", "IOError", "ImportError", "IndentationError", "IndexError",
-    "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError",
-    "MemoryError", "ModuleNotFoundError", "NameError", "NotADirectoryError",
-    "NotImplementedError", "OSError", "OverflowError", "PermissionError", "ProcessLookupError",
-    "RecursionError", "ReferenceError", "RuntimeError", "StopAsyncIteration", "StopIteration",
-    "SyntaxError", "SystemError", "SystemExit", "TabError", "TimeoutError", "TypeError",
-    "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError",
-    "UnicodeTranslateError", "ValueError", "ZeroDivisionError", "Warning", "UserWarning",
-    "DeprecationWarning", "FutureWarning", "RuntimeWarning", "SyntaxWarning", "ImportWarning",
-    "UnicodeWarning", "BytesWarning", "ResourceWarning", "PendingDeprecationWarning",
-    "EncodingWarning", "PythonFinalizationError",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+    "__import__",
+    "__name__",
+    "__file__",
+    "__doc__",
+    "__builtins__",
+    "__debug__",
+    "__spec__",
+    "__loader__",
+    "__package__",
+    "__annotations__",
+    "NotImplemented",
+    "Ellipsis",
+    "BaseException",
+    "BaseExceptionGroup",
+    "Exception",
+    "ExceptionGroup",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "ChildProcessError",
+    "ConnectionError",
+    "EOFError",
+    "EnvironmentError",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotADirectoryError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "RuntimeError",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "ValueError",
+    "ZeroDivisionError",
+    "Warning",
+    "UserWarning",
+    "DeprecationWarning",
+    "FutureWarning",
+    "RuntimeWarning",
+    "SyntaxWarning",
+    "ImportWarning",
+    "UnicodeWarning",
+    "BytesWarning",
+    "ResourceWarning",
+    "PendingDeprecationWarning",
+    "EncodingWarning",
+    "PythonFinalizationError",
 ];
 
 /// Whether the issue shows its code or error only as images.
@@ -657,7 +791,10 @@ mod tests {
                 .map(|(k, _)| k)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(kind("python", "import json\njson.loads('{')\n"), [Kind::Code]);
+        assert_eq!(
+            kind("python", "import json\njson.loads('{')\n"),
+            [Kind::Code]
+        );
         assert_eq!(
             kind(
                 "",
@@ -685,7 +822,10 @@ mod tests {
             [Kind::Code, Kind::Traceback]
         );
         assert_eq!(
-            kind("pycon", ">>> import math\n>>> math.sqrt(-1)\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nValueError: math domain error\n"),
+            kind(
+                "pycon",
+                ">>> import math\n>>> math.sqrt(-1)\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nValueError: math domain error\n"
+            ),
             [Kind::Code, Kind::Traceback]
         );
     }
@@ -694,7 +834,10 @@ mod tests {
     fn the_original_posters_latest_repro_wins() {
         let i = issue(
             "```python\nimport math\nmath.sqrt(-1)\n```\n",
-            &[("op", "Smaller:\n```python\nimport math\nmath.log(-1)\n```\n")],
+            &[(
+                "op",
+                "Smaller:\n```python\nimport math\nmath.log(-1)\n```\n",
+            )],
         );
         let blocks = extract(&i);
         let c = choose(&blocks, "op").unwrap();
@@ -722,7 +865,10 @@ mod tests {
         let i = issue(
             long,
             &[
-                ("helper", "Shorter:\n```python\nimport math\nmath.sqrt(-3)\n```\n"),
+                (
+                    "helper",
+                    "Shorter:\n```python\nimport math\nmath.sqrt(-3)\n```\n",
+                ),
                 // Not self-contained: `values` comes from the description.
                 ("other", "```python\nmath.sqrt(values[2])\n```\n"),
             ],

@@ -10,8 +10,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 /// The fields `scrub issue` asks `gh issue view --json` for.
-pub const FIELDS: &str =
-    "number,title,body,state,stateReason,labels,author,createdAt,updatedAt,comments,assignees,url,id";
+pub const FIELDS: &str = "number,title,body,state,stateReason,labels,author,createdAt,updatedAt,comments,assignees,url,id";
 
 /// One issue. Unknown fields are ignored; every field but `number` may be missing.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -65,7 +64,9 @@ impl Issue {
     }
 
     pub fn has_label(&self, name: &str) -> bool {
-        self.labels.iter().any(|l| l.name.eq_ignore_ascii_case(name))
+        self.labels
+            .iter()
+            .any(|l| l.name.eq_ignore_ascii_case(name))
     }
 
     pub fn is_closed(&self) -> bool {
@@ -90,7 +91,10 @@ impl Comment {
 /// Parses the JSON of one issue, as `gh issue view --json` prints it.
 pub fn parse(text: &str, origin: &str) -> Result<Issue> {
     let issue: Issue = serde_json::from_str(text).map_err(|e| {
-        anyhow!("{origin} is not the JSON of an issue (line {}: {e})", e.line())
+        anyhow!(
+            "{origin} is not the JSON of an issue (line {}: {e})",
+            e.line()
+        )
     })?;
     if issue.number == 0 {
         bail!("{origin} has no issue \"number\"");
@@ -155,7 +159,10 @@ pub fn from_github(number: u64, repo: &str) -> Result<Issue> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let mut issue = parse(&gh(&args)?, &format!("the answer of gh for {repo}#{number}"))?;
+    let mut issue = parse(
+        &gh(&args)?,
+        &format!("the answer of gh for {repo}#{number}"),
+    )?;
     if issue.locked.is_none() {
         issue.locked = Some(locked(number, repo)?);
     }

@@ -100,11 +100,29 @@ pub fn plan(number: u64, repo: &str, node_id: Option<&str>, changes: &Changes) -
     if changes.refresh_triaged {
         out.push(Planned {
             purpose: Purpose::TriagedRemove,
-            argv: argv(&["gh", "issue", "edit", &n, "--repo", repo, "--remove-label", "triaged"]),
+            argv: argv(&[
+                "gh",
+                "issue",
+                "edit",
+                &n,
+                "--repo",
+                repo,
+                "--remove-label",
+                "triaged",
+            ]),
         });
         out.push(Planned {
             purpose: Purpose::TriagedAdd,
-            argv: argv(&["gh", "issue", "edit", &n, "--repo", repo, "--add-label", "triaged"]),
+            argv: argv(&[
+                "gh",
+                "issue",
+                "edit",
+                &n,
+                "--repo",
+                repo,
+                "--add-label",
+                "triaged",
+            ]),
         });
     }
     if let Some(file) = &changes.comment_file {
@@ -125,10 +143,15 @@ pub fn plan(number: u64, repo: &str, node_id: Option<&str>, changes: &Changes) -
     if let Some(reason) = changes.close {
         out.push(Planned {
             purpose: Purpose::Close,
-            argv: argv(&["gh", "issue", "close", &n, "--repo", repo, "--reason", reason]),
+            argv: argv(&[
+                "gh", "issue", "close", &n, "--repo", repo, "--reason", reason,
+            ]),
         });
     } else {
-        out.push(restore(node_id.unwrap_or("<id from the save>"), "<saved state>"));
+        out.push(restore(
+            node_id.unwrap_or("<id from the save>"),
+            "<saved state>",
+        ));
     }
     out
 }
@@ -172,7 +195,9 @@ pub fn apply(plan: &[Planned], poll: Duration) -> (Vec<Applied>, bool) {
                     saved = parse_subscription(&out);
                     let note = match &saved {
                         Some((_, state)) => format!("saved subscription state {state}"),
-                        None => "could not read the subscription state; it will not be restored".into(),
+                        None => {
+                            "could not read the subscription state; it will not be restored".into()
+                        }
                     };
                     done.push(Applied {
                         argv: planned.argv.clone(),
@@ -194,7 +219,10 @@ pub fn apply(plan: &[Planned], poll: Duration) -> (Vec<Applied>, bool) {
                 let query = plan[0].argv[1..].to_vec();
                 let mut seen = None;
                 for attempt in 0..10 {
-                    seen = gh(&query).ok().and_then(|o| parse_subscription(&o)).map(|(_, s)| s);
+                    seen = gh(&query)
+                        .ok()
+                        .and_then(|o| parse_subscription(&o))
+                        .map(|(_, s)| s);
                     if seen.as_deref() == Some("SUBSCRIBED") || attempt == 9 {
                         break;
                     }
@@ -287,7 +315,11 @@ mod tests {
         let p = plan(7, "o/r", Some("I_7"), &changes);
         assert_eq!(
             purposes(&p),
-            [Purpose::SaveSubscription, Purpose::Labels, Purpose::RestoreSubscription]
+            [
+                Purpose::SaveSubscription,
+                Purpose::Labels,
+                Purpose::RestoreSubscription
+            ]
         );
         assert_eq!(
             shell_line(&p[1].argv),

@@ -60,10 +60,16 @@ mod tests {
         let hint = stale_xfail(
             &issue,
             "",
-            &run("different-error", "FAILED (unexpected successes=1)\n... unexpected success"),
+            &run(
+                "different-error",
+                "FAILED (unexpected successes=1)\n... unexpected success",
+            ),
         )
         .unwrap();
-        assert!(hint.contains("`test_sum`") && hint.contains("expectedFailure"), "{hint}");
+        assert!(
+            hint.contains("`test_sum`") && hint.contains("expectedFailure"),
+            "{hint}"
+        );
         assert!(stale_xfail(&issue, "", &run("same-error", "")).is_none());
         let plain = Issue {
             number: 1,

@@ -86,7 +86,9 @@ pub fn judge(
     {
         add.push(label.to_string());
     }
-    if category == Category::Actionable && issue.has_label(NEEDS_REPRO) {
+    // A valid repro answers `needs reproduction`, whatever else the issue is.
+    let has_repro = choice.is_some() && !matches!(category, Category::NeedsReproduction);
+    if has_repro && category != Category::Closed && issue.has_label(NEEDS_REPRO) {
         remove.push(NEEDS_REPRO.to_string());
     }
     let non_actionable = !matches!(category, Category::Actionable | Category::Closed);
@@ -145,7 +147,14 @@ fn categorize(
     let checklist = issue.body.matches("- [ ]").count() + issue.body.matches("- [x]").count();
     if issue.has_label(TRACKER)
         || issue.has_label("meta")
-        || title_has(&["[tracker]", "tracker:", "tracking issue", "[meta]", "meta issue", "umbrella issue"])
+        || title_has(&[
+            "[tracker]",
+            "tracker:",
+            "tracking issue",
+            "[meta]",
+            "meta issue",
+            "umbrella issue",
+        ])
         || (checklist >= 4 && choice.is_none())
     {
         return (
@@ -381,14 +390,22 @@ mod tests {
 
     #[test]
     fn feature_requests_get_the_feature_label() {
-        let j = judged("[RFC] A new sampler", "### 🚀 The feature, motivation and pitch\n", &[]);
+        let j = judged(
+            "[RFC] A new sampler",
+            "### 🚀 The feature, motivation and pitch\n",
+            &[],
+        );
         assert_eq!(j.category, Category::Feature);
         assert_eq!(j.labels_to_add, [FEATURE]);
     }
 
     #[test]
     fn a_non_actionable_issue_already_labelled_refreshes_triaged() {
-        let j = judged("[Tracker] dynamo graph breaks", "- [ ] a\n- [ ] b\n- [x] c\n- [ ] d\n", &[TRACKER, TRIAGED]);
+        let j = judged(
+            "[Tracker] dynamo graph breaks",
+            "- [ ] a\n- [ ] b\n- [x] c\n- [ ] d\n",
+            &[TRACKER, TRIAGED],
+        );
         assert_eq!(j.category, Category::Tracker);
         assert!(j.labels_to_add.is_empty());
         assert!(j.refresh_triaged);
@@ -404,7 +421,10 @@ mod tests {
 
     #[test]
     fn duplicates_are_found_by_label_or_text() {
-        assert_eq!(judged("x", REPRO, &[DUPLICATE]).category, Category::Duplicate);
+        assert_eq!(
+            judged("x", REPRO, &[DUPLICATE]).category,
+            Category::Duplicate
+        );
         let j = judged("x", &format!("Duplicate of #4242\n{REPRO}"), &[]);
         assert_eq!(j.category, Category::Duplicate);
         assert_eq!(j.duplicate_of, Some(4242));

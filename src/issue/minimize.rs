@@ -88,7 +88,9 @@ pub fn minimize(
                 text: result,
             })
         }
-        Finish::DoesNotFail => bail!("the repro did not fail with {signature} when the minimization started"),
+        Finish::DoesNotFail => {
+            bail!("the repro did not fail with {signature} when the minimization started")
+        }
         Finish::Interrupted(partial) => bail!(
             "interrupted; the best script so far is in {}",
             partial.display()

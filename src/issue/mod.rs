@@ -138,7 +138,10 @@ fn setup(args: &IssueArgs) -> Result<Setup> {
         }
     }
     if names.len() > 1 {
-        bail!("--env NAME given {} times; name one environment to run the repro in", names.len());
+        bail!(
+            "--env NAME given {} times; name one environment to run the repro in",
+            names.len()
+        );
     }
     if !names.is_empty() && args.python.is_some() {
         bail!("--python and --env NAME both name the interpreter; give one");
@@ -156,9 +159,11 @@ fn setup(args: &IssueArgs) -> Result<Setup> {
         }
         (None, None) => bail!("give an issue number (with --repo OWNER/NAME) or --from-json FILE"),
     };
-    let repo = args.repo.clone().or_else(|| issue.repo_from_url()).or_else(|| {
-        args.number.map(|_| "pytorch/pytorch".to_string())
-    });
+    let repo = args
+        .repo
+        .clone()
+        .or_else(|| issue.repo_from_url())
+        .or_else(|| args.number.map(|_| "pytorch/pytorch".to_string()));
     let root = tmp_root();
     let work = root.join(format!("scrub-{}", issue.number));
     let interp = match (&args.python, names.first()) {
@@ -169,7 +174,11 @@ fn setup(args: &IssueArgs) -> Result<Setup> {
     if !pairs.is_empty() || args.stop_after.is_none_or(|s| s >= Step::Bisect) {
         for env in &pairs {
             if !env.python.exists() && which(&env.python).is_none() {
-                bail!("--env {}={}: no such interpreter", env.version, env.python.display());
+                bail!(
+                    "--env {}={}: no such interpreter",
+                    env.version,
+                    env.python.display()
+                );
             }
         }
     }
@@ -203,7 +212,10 @@ pub fn run(args: &IssueArgs) -> Result<ExitCode> {
     } else {
         print!("{}", report::render(&report));
     }
-    let failed_apply = report.applied.iter().any(|a| !a.ok && !a.note.contains("subscription"));
+    let failed_apply = report
+        .applied
+        .iter()
+        .any(|a| !a.ok && !a.note.contains("subscription"));
     let decision = report.stopped.as_ref().is_some_and(|s| s.needs_decision);
     Ok(if decision || failed_apply {
         ExitCode::from(1)
@@ -290,7 +302,13 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
         let mut kinds: Vec<&str> = report.risks.iter().map(|r| r.kind).collect();
         kinds.sort();
         kinds.dedup();
-        if !confirm(args, &format!("the repro has {} risk(s); run it anyway?", report.risks.len())) {
+        if !confirm(
+            args,
+            &format!(
+                "the repro has {} risk(s); run it anyway?",
+                report.risks.len()
+            ),
+        ) {
             let reason = format!(
                 "the repro has {} risk(s) ({}); review them and pass --allow-risk to run it",
                 report.risks.len(),
@@ -313,9 +331,16 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
     };
     report.author_collaborator = collaborator;
     if !args.trust_author && collaborator != Some(true) {
-        let who = if author.is_empty() { "an unknown author".to_string() } else { format!("@{author}") };
+        let who = if author.is_empty() {
+            "an unknown author".to_string()
+        } else {
+            format!("@{author}")
+        };
         let why = match collaborator {
-            Some(false) => format!("{who} is not a collaborator of {}", s.repo.as_deref().unwrap_or("")),
+            Some(false) => format!(
+                "{who} is not a collaborator of {}",
+                s.repo.as_deref().unwrap_or("")
+            ),
             _ => format!("cannot check whether {who} is a collaborator (no repository)"),
         };
         if !args.json {
@@ -360,10 +385,22 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
     report.work_dir = Some(s.work.display().to_string());
     let with_torch = modules.iter().any(|m| m == "torch");
     let versions = reproduce::versions(&s.interp.path, with_torch);
-    let outcome = reproduce::reproduce(&repro, &s.interp.path, expected.as_ref(), &s.work, s.timeout)?;
-    say(args, format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio));
+    let outcome = reproduce::reproduce(
+        &repro,
+        &s.interp.path,
+        expected.as_ref(),
+        &s.work,
+        s.timeout,
+    )?;
+    say(
+        args,
+        format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio),
+    );
     if outcome.result == "oom" {
-        report.notes.push("the repro ran out of memory, which the issue is not about; try it with smaller sizes".into());
+        report.notes.push(
+            "the repro ran out of memory, which the issue is not about; try it with smaller sizes"
+                .into(),
+        );
     }
     report.hint = hint::stale_xfail(issue, &repro, &outcome);
     report.versions = Some(versions);
@@ -371,7 +408,10 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
 
     // Step 7: bisect.
     let wants = |step: Step| args.stop_after.is_none_or(|s| s >= step);
-    if !outcome.reproduces && wants(Step::Bisect) && matches!(outcome.result, "no-error" | "different-error") {
+    if !outcome.reproduces
+        && wants(Step::Bisect)
+        && matches!(outcome.result, "no-error" | "different-error")
+    {
         let mut envs = s.envs.clone();
         envs.extend(bisect::conda_envs(&s.work)?);
         bisect::sort_envs(&mut envs);
@@ -380,7 +420,9 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
         } else {
             say(args, format!("bisecting over {} environments", envs.len()));
             let mut b = bisect::bisect(&repro, &envs, expected.as_ref(), &s.work, s.timeout)?;
-            if let (Some(src), Some(bad), Some(good)) = (&args.source_repo, &b.last_broken, &b.first_fixed) {
+            if let (Some(src), Some(bad), Some(good)) =
+                (&args.source_repo, &b.last_broken, &b.first_fixed)
+            {
                 let files: Vec<String> = blocks
                     .iter()
                     .filter(|b| b.kind == Kind::Traceback)
@@ -395,13 +437,22 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
     }
 
     // Step 8: minimize.
-    if outcome.reproduces && wants(Step::Minimize) {
-        if let Some(sig) = &outcome.signature {
-            say(args, format!("minimizing with {sig}"));
-            match minimize::minimize(&repro, sig, &s.interp.path, &s.root, &s.work, issue.number, args.json) {
-                Ok(m) => report.minimized = Some(m),
-                Err(e) => report.notes.push(format!("minimization failed: {e:#}")),
-            }
+    if outcome.reproduces
+        && wants(Step::Minimize)
+        && let Some(sig) = &outcome.signature
+    {
+        say(args, format!("minimizing with {sig}"));
+        match minimize::minimize(
+            &repro,
+            sig,
+            &s.interp.path,
+            &s.root,
+            &s.work,
+            issue.number,
+            args.json,
+        ) {
+            Ok(m) => report.minimized = Some(m),
+            Err(e) => report.notes.push(format!("minimization failed: {e:#}")),
         }
     }
 
@@ -434,11 +485,15 @@ fn plan_and_apply(args: &IssueArgs, s: &Setup, report: &mut Report) -> Result<()
         return Ok(());
     }
     if report.locked {
-        report.notes.push("the issue is locked: no GitHub changes".into());
+        report
+            .notes
+            .push("the issue is locked: no GitHub changes".into());
         return Ok(());
     }
     let Some(repo) = &s.repo else {
-        report.notes.push("no repository (give --repo): no GitHub commands".into());
+        report
+            .notes
+            .push("no repository (give --repo): no GitHub commands".into());
         return Ok(());
     };
     if report.stopped.as_ref().is_some_and(|st| st.needs_decision) {

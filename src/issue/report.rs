@@ -105,9 +105,9 @@ pub fn comment(
             out.push_str(&format!("\nFixed by {pr}.\n"));
         }
         match (&b.last_broken, &b.first_fixed) {
-            (Some(bad), Some(good)) => {
-                out.push_str(&format!("\nIt still fails on {bad} and is fixed from {good}.\n"))
-            }
+            (Some(bad), Some(good)) => out.push_str(&format!(
+                "\nIt still fails on {bad} and is fixed from {good}.\n"
+            )),
             (None, Some(good)) => out.push_str(&format!("\nIt is already fixed on {good}.\n")),
             (Some(bad), None) => out.push_str(&format!(
                 "\nIt still fails on {bad}, the newest version tried besides {on}.\n"
@@ -161,17 +161,27 @@ pub fn render(r: &Report) -> String {
     if !r.risks.is_empty() {
         out.push_str("risks:\n");
         for risk in &r.risks {
-            out.push_str(&format!("  line {}: {}: {}\n", risk.line, risk.kind, risk.snippet));
+            out.push_str(&format!(
+                "  line {}: {}: {}\n",
+                risk.line, risk.kind, risk.snippet
+            ));
         }
     }
     if !r.missing_modules.is_empty() {
-        out.push_str(&format!("missing modules: {}\n", r.missing_modules.join(", ")));
+        out.push_str(&format!(
+            "missing modules: {}\n",
+            r.missing_modules.join(", ")
+        ));
     }
     if let Some(c) = &r.recent_confirmation {
         out.push_str(&format!("recent confirmation: {c}\n"));
     }
     if let (Some(o), Some(v)) = (&r.outcome, &r.versions) {
-        let torch = v.torch.as_deref().map(|t| format!(", torch {t}")).unwrap_or_default();
+        let torch = v
+            .torch
+            .as_deref()
+            .map(|t| format!(", torch {t}"))
+            .unwrap_or_default();
         out.push_str(&format!(
             "outcome: {} ({}) on Python {}{torch}, {} runs agreeing {}\n",
             o.result, o.detail, v.python, o.runs, o.ratio
@@ -181,7 +191,13 @@ pub fn render(r: &Report) -> String {
         let probes: Vec<String> = b
             .probes
             .iter()
-            .map(|p| format!("{} {}", p.version, if p.reproduces { "fails" } else { "fixed" }))
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.version,
+                    if p.reproduces { "fails" } else { "fixed" }
+                )
+            })
             .collect();
         out.push_str(&format!(
             "bisect: last broken {}, first fixed {} ({} rounds: {})\n",

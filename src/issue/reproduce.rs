@@ -65,9 +65,15 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
         Status::Exited(code) if code > 128 => {
             let sig = code - 128;
             if expected == Some(&Signature::Signal(sig)) {
-                v("same-error", format!("exit status {code} ({})", signal_name(sig)))
+                v(
+                    "same-error",
+                    format!("exit status {code} ({})", signal_name(sig)),
+                )
             } else {
-                v("crash", format!("exit status {code} ({})", signal_name(sig)))
+                v(
+                    "crash",
+                    format!("exit status {code} ({})", signal_name(sig)),
+                )
             }
         }
         Status::Exited(code) => {
@@ -156,7 +162,12 @@ pub fn reproduce(
         detail: best.detail,
         ratio: format!("{hits}/{}", verdicts.len()),
         runs: verdicts.len(),
-        seconds: (outcomes.iter().map(|o| o.duration.as_secs_f64()).sum::<f64>() * 1000.0).round()
+        seconds: (outcomes
+            .iter()
+            .map(|o| o.duration.as_secs_f64())
+            .sum::<f64>()
+            * 1000.0)
+            .round()
             / 1000.0,
         signature,
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
@@ -214,12 +225,21 @@ mod tests {
     fn outcomes_are_classified_against_the_issue() {
         let sig = Signature::parse("ValueError: math domain error").unwrap();
         let c = |o: &Outcome| classify(o, Some(&sig)).result;
-        assert_eq!(c(&exited(1, &format!("{TB}ValueError: math domain error\n"))), "same-error");
-        assert_eq!(c(&exited(1, &format!("{TB}KeyError: 'x'\n"))), "different-error");
+        assert_eq!(
+            c(&exited(1, &format!("{TB}ValueError: math domain error\n"))),
+            "same-error"
+        );
+        assert_eq!(
+            c(&exited(1, &format!("{TB}KeyError: 'x'\n"))),
+            "different-error"
+        );
         assert_eq!(c(&exited(0, "")), "no-error");
         assert_eq!(c(&exited(139, "")), "crash");
         assert_eq!(
-            c(&exited(1, &format!("{TB}torch.OutOfMemoryError: CUDA out of memory.\n"))),
+            c(&exited(
+                1,
+                &format!("{TB}torch.OutOfMemoryError: CUDA out of memory.\n")
+            )),
             "oom"
         );
         let segv = Outcome {
@@ -231,6 +251,9 @@ mod tests {
             classify(&segv, Some(&Signature::Signal(libc::SIGSEGV))).result,
             "same-error"
         );
-        assert_eq!(classify(&exited(1, &format!("{TB}KeyError: 'x'\n")), None).result, "error");
+        assert_eq!(
+            classify(&exited(1, &format!("{TB}KeyError: 'x'\n")), None).result,
+            "error"
+        );
     }
 }

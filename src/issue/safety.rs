@@ -26,54 +26,158 @@ pub struct Risk {
 }
 
 const NETWORK_MODULES: &[&str] = &[
-    "requests", "urllib", "urllib2", "urllib3", "http", "httpx", "socket", "aiohttp", "ftplib",
-    "smtplib", "paramiko", "websocket", "websockets", "wget", "boto3", "telnetlib",
+    "requests",
+    "urllib",
+    "urllib2",
+    "urllib3",
+    "http",
+    "httpx",
+    "socket",
+    "aiohttp",
+    "ftplib",
+    "smtplib",
+    "paramiko",
+    "websocket",
+    "websockets",
+    "wget",
+    "boto3",
+    "telnetlib",
 ];
 const NETWORK_CALLS: &[&str] = &[
-    "from_pretrained", "hf_hub_download", "snapshot_download", "load_dataset", "urlretrieve",
-    "urlopen", "load_state_dict_from_url", "download_url_to_file", "download_url",
+    "from_pretrained",
+    "hf_hub_download",
+    "snapshot_download",
+    "load_dataset",
+    "urlretrieve",
+    "urlopen",
+    "load_state_dict_from_url",
+    "download_url_to_file",
+    "download_url",
 ];
 const SHELL_CALLS: &[&str] = &[
-    "os.system", "os.popen", "os.execv", "os.execve", "os.execl", "os.execlp", "os.execvp",
-    "os.spawnl", "os.spawnv", "os.fork", "pty.spawn", "commands.getoutput",
+    "os.system",
+    "os.popen",
+    "os.execv",
+    "os.execve",
+    "os.execl",
+    "os.execlp",
+    "os.execvp",
+    "os.spawnl",
+    "os.spawnv",
+    "os.fork",
+    "pty.spawn",
+    "commands.getoutput",
 ];
 const LOADS: &[&str] = &[
-    "torch.load", "torch.jit.load", "pickle.load", "pickle.loads", "cPickle.load",
-    "numpy.load", "joblib.load", "dill.load", "dill.loads", "cloudpickle.load",
-    "cloudpickle.loads", "marshal.loads", "marshal.load", "shelve.open", "pandas.read_pickle",
-    "torch.export.load", "safetensors.torch.load_file",
+    "torch.load",
+    "torch.jit.load",
+    "pickle.load",
+    "pickle.loads",
+    "cPickle.load",
+    "numpy.load",
+    "joblib.load",
+    "dill.load",
+    "dill.loads",
+    "cloudpickle.load",
+    "cloudpickle.loads",
+    "marshal.loads",
+    "marshal.load",
+    "shelve.open",
+    "pandas.read_pickle",
+    "torch.export.load",
+    "safetensors.torch.load_file",
 ];
 const DELETES: &[&str] = &[
-    "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace",
-    "os.makedirs", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "shutil.rmtree",
-    "shutil.move", "shutil.copy", "shutil.copyfile", "shutil.copy2", "shutil.copytree",
-    "torch.save", "numpy.save", "numpy.savez", "numpy.savetxt", "pickle.dump", "json.dump",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.removedirs",
+    "os.rename",
+    "os.replace",
+    "os.makedirs",
+    "os.mkdir",
+    "os.chmod",
+    "os.chown",
+    "os.truncate",
+    "shutil.rmtree",
+    "shutil.move",
+    "shutil.copy",
+    "shutil.copyfile",
+    "shutil.copy2",
+    "shutil.copytree",
+    "torch.save",
+    "numpy.save",
+    "numpy.savez",
+    "numpy.savetxt",
+    "pickle.dump",
+    "json.dump",
 ];
 const PATH_WRITES: &[&str] = &[
-    "write_text", "write_bytes", "unlink", "rmdir", "mkdir", "touch", "rename", "to_csv",
-    "to_parquet", "save_pretrained", "export_chrome_trace",
+    "write_text",
+    "write_bytes",
+    "unlink",
+    "rmdir",
+    "mkdir",
+    "touch",
+    "rename",
+    "to_csv",
+    "to_parquet",
+    "save_pretrained",
+    "export_chrome_trace",
 ];
 const OBFUSCATION: &[&str] = &[
-    "base64.b64decode", "base64.b32decode", "base64.b85decode", "base64.a85decode",
-    "base64.decodebytes", "base64.urlsafe_b64decode", "codecs.decode", "zlib.decompress",
-    "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_base64", "lzma.decompress",
-    "gzip.decompress", "bz2.decompress",
+    "base64.b64decode",
+    "base64.b32decode",
+    "base64.b85decode",
+    "base64.a85decode",
+    "base64.decodebytes",
+    "base64.urlsafe_b64decode",
+    "codecs.decode",
+    "zlib.decompress",
+    "bytes.fromhex",
+    "binascii.unhexlify",
+    "binascii.a2b_base64",
+    "lzma.decompress",
+    "gzip.decompress",
+    "bz2.decompress",
 ];
 /// Environment variables a repro may set: distributed setup and PyTorch/CUDA knobs.
 const ALLOWED_ENV: &[&str] = &[
-    "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-    "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NVIDIA_TF32_OVERRIDE",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "CUDA_VISIBLE_DEVICES",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NVIDIA_TF32_OVERRIDE",
     "PYTHONHASHSEED",
 ];
 const ALLOWED_ENV_PREFIXES: &[&str] = &[
-    "TORCH", "PYTORCH_", "CUDA_", "CUBLAS_", "CUDNN_", "NCCL_", "TORCHINDUCTOR_", "TORCHDYNAMO_",
-    "TORCH_LOGS", "GLOO_", "KINETO_", "CUBLASLT_", "MIOPEN_", "HIP_", "ROCM_",
+    "TORCH",
+    "PYTORCH_",
+    "CUDA_",
+    "CUBLAS_",
+    "CUDNN_",
+    "NCCL_",
+    "TORCHINDUCTOR_",
+    "TORCHDYNAMO_",
+    "TORCH_LOGS",
+    "GLOO_",
+    "KINETO_",
+    "CUBLASLT_",
+    "MIOPEN_",
+    "HIP_",
+    "ROCM_",
 ];
 
 /// The risks of `text`, in line order. A script that does not parse cannot be reviewed and is
 /// one risk of kind `unparsable`.
 pub fn review(text: &str, version: PythonVersion) -> Vec<Risk> {
-    let script = Script::parse(text, version).or_else(|| Script::parse(text, PythonVersion::latest()));
+    let script =
+        Script::parse(text, version).or_else(|| Script::parse(text, PythonVersion::latest()));
     let Some(script) = script else {
         let line = scrub_reducers::python::syntax_error(text, version).map_or(1, |(l, _)| l);
         return vec![risk(text, "unparsable", line)];
@@ -157,7 +261,11 @@ impl Review<'_> {
 
     fn check_call(&mut self, call: &ast::ExprCall) {
         let name = self.dotted(&call.func);
-        let last = name.rsplit('.').next().unwrap_or(&name).trim_end_matches("()");
+        let last = name
+            .rsplit('.')
+            .next()
+            .unwrap_or(&name)
+            .trim_end_matches("()");
         let string_args: Vec<String> = call
             .arguments
             .args
@@ -169,7 +277,10 @@ impl Review<'_> {
             let launches_torchrun = string_args
                 .first()
                 .is_some_and(|a| a == "torchrun" || a.starts_with("torchrun "));
-            if string_args.iter().any(|a| a.contains("pip install") || a == "pip") {
+            if string_args
+                .iter()
+                .any(|a| a.contains("pip install") || a == "pip")
+            {
                 self.flag("package-install", call);
             } else if !launches_torchrun {
                 self.flag("shell", call);
@@ -232,23 +343,29 @@ impl Review<'_> {
         if name.starts_with("os.environ.")
             && ["update", "setdefault", "pop", "clear", "__setitem__"].contains(&last)
         {
-            let allowed = match last {
-                "update" => call.arguments.args.first().is_some_and(|d| match d {
-                    Expr::Dict(d) => d.items.iter().all(|i| i.key.as_ref().is_some_and(allowed_env_key)),
-                    _ => false,
-                }) || (call.arguments.args.is_empty()
-                    && call
-                        .arguments
-                        .keywords
-                        .iter()
-                        .all(|k| k.arg.as_ref().is_some_and(|a| allowed_env_name(a.as_str())))),
-                _ => call.arguments.args.first().is_some_and(allowed_env_key),
-            };
+            let allowed =
+                match last {
+                    "update" => {
+                        call.arguments.args.first().is_some_and(|d| match d {
+                            Expr::Dict(d) => d
+                                .items
+                                .iter()
+                                .all(|i| i.key.as_ref().is_some_and(allowed_env_key)),
+                            _ => false,
+                        }) || (call.arguments.args.is_empty()
+                            && call.arguments.keywords.iter().all(|k| {
+                                k.arg.as_ref().is_some_and(|a| allowed_env_name(a.as_str()))
+                            }))
+                    }
+                    _ => call.arguments.args.first().is_some_and(allowed_env_key),
+                };
             if !allowed {
                 self.flag("env-change", call);
             }
         }
-        if let Some(text) = string_args.iter().find(|a| a.contains("pip install") || a.contains("conda install"))
+        if let Some(text) = string_args
+            .iter()
+            .find(|a| a.contains("pip install") || a.contains("conda install"))
             && !text.is_empty()
             && !name.starts_with("subprocess.")
         {
@@ -308,7 +425,10 @@ impl<'a> SourceOrderVisitor<'a> for Review<'_> {
         }
         if let Expr::BytesLiteral(b) = expr
             && b.value.bytes().count() >= 64
-            && self.text[scrub_reducers::python::span(b)].matches("\\x").count() >= 16
+            && self.text[scrub_reducers::python::span(b)]
+                .matches("\\x")
+                .count()
+                >= 16
         {
             self.flag("obfuscation", expr);
         }
@@ -368,7 +488,9 @@ fn is_tmp_path(expr: &Expr) -> bool {
         Expr::BinOp(b) => return is_tmp_path(&b.left),
         _ => return false,
     };
-    text.starts_with("/tmp/") || text == "/tmp" || (!text.starts_with('/') && !text.starts_with('~') && !text.contains(".."))
+    text.starts_with("/tmp/")
+        || text == "/tmp"
+        || (!text.starts_with('/') && !text.starts_with('~') && !text.contains(".."))
 }
 
 fn allowed_env_name(key: &str) -> bool {
