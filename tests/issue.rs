@@ -798,3 +798,51 @@ fn bisection_over_real_interpreters_finds_the_first_fixed_version() {
         "{comment}"
     );
 }
+
+#[test]
+fn runs_that_disagree_are_repeated_with_a_fixed_seed_and_the_ratio_reported() {
+    // Fails on every other run: a counter kept under /tmp between runs.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let counter = format!("/tmp/scrub-test-lease-{}-{nanos}.count", std::process::id());
+    let repro = format!(
+        "import os\n\nPATH = \"{counter}\"\nn = int(open(PATH).read()) if os.path.exists(PATH) else 0\nwith open(\"{counter}\", \"w\") as f:\n    f.write(str(n + 1))\nif n % 2 == 0:\n    raise RuntimeError(\"lease expired before renewal\")\n"
+    );
+    let issue = serde_json::json!({
+        "number": 42001,
+        "title": "Lease renewal fails intermittently",
+        "body": format!("Fails about half the time:\n\n```python\n{repro}```\n\n```\nTraceback (most recent call last):\n  File \"lease.py\", line 8, in <module>\nRuntimeError: lease expired before renewal\n```\n"),
+        "state": "OPEN",
+        "author": {"login": "reporter"},
+        "url": "https://github.com/acme/widgets/issues/42001",
+    });
+    let sandbox = Sandbox::new();
+    let path = sandbox.dir.path().join("flaky.json");
+    std::fs::write(&path, issue.to_string()).unwrap();
+    let out = sandbox.run(
+        &path,
+        &[
+            "--from-json",
+            path.to_str().unwrap(),
+            "--stop-after",
+            "reproduce",
+            "--json",
+        ],
+    );
+    let _ = std::fs::remove_file(&counter);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    let outcome = &report["outcome"];
+    assert_eq!(outcome["result"], "same-error", "{outcome}");
+    assert_eq!(outcome["ratio"], "3/5");
+    assert_eq!(outcome["seeded"], true);
+    assert!(
+        report["comment"]
+            .as_str()
+            .unwrap()
+            .starts_with("This issue still reproduces on Python 3.")
+            && report["comment"].as_str().unwrap().contains("(3/5 runs)")
+    );
+}

@@ -77,8 +77,9 @@ pub fn conda_wrapper(dir: &Path, name: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("python-{name}"));
     // The repro is given relative to the run's directory: make it absolute before leaving it.
+    // Options (`-c …`, as the version probe passes) go through as they are.
     let script = format!(
-        "#!/bin/sh\nf=\"$1\"; shift\ncase \"$f\" in /*) ;; *) f=\"$PWD/$f\" ;; esac\ncd /tmp && exec env -u PYTHONPATH conda run --no-capture-output -n '{name}' python \"$f\" \"$@\"\n"
+        "#!/bin/sh\ncase \"$1\" in\n  -*) ;;\n  /*) ;;\n  *) f=\"$PWD/$1\"; shift; set -- \"$f\" \"$@\" ;;\nesac\ncd /tmp && exec env -u PYTHONPATH conda run --no-capture-output -n '{name}' python \"$@\"\n"
     );
     std::fs::write(&path, script)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
@@ -390,6 +391,16 @@ mod tests {
         assert_eq!(e.version, "3.11");
         assert!(parse_pair("3.11").is_err());
         assert!(parse_pair("=x").is_err());
+    }
+
+    #[test]
+    fn the_conda_wrapper_is_valid_shell() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper = conda_wrapper(dir.path(), "pytorch-2.4").unwrap();
+        let status = Command::new("sh").arg("-n").arg(&wrapper).status().unwrap();
+        assert!(status.success());
+        let text = std::fs::read_to_string(&wrapper).unwrap();
+        assert!(text.contains("conda run --no-capture-output -n 'pytorch-2.4' python"));
     }
 
     #[test]

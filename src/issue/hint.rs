@@ -43,6 +43,7 @@ mod tests {
             reproduces: false,
             ratio: "2/2".into(),
             runs: 2,
+            seeded: false,
             seconds: 0.1,
             signature: None,
             stderr_tail: stderr.into(),

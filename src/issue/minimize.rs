@@ -32,9 +32,12 @@ pub struct Minimized {
     pub text: String,
 }
 
-/// Saves `text` as `root/repro_N_original.py`, reduces it with `signature` under `python`, and
-/// writes `root/repro_N.py`; the run's log goes to `work/scrub.out`.
+/// Saves `original` (the repro as the issue gives it) as `root/repro_N_original.py`, reduces
+/// `text` (the repro as it was run, which may carry scrub's rewrites) with `signature` under
+/// `python`, and writes `root/repro_N.py`; the run's log goes to `work/scrub.out`.
+#[allow(clippy::too_many_arguments)]
 pub fn minimize(
+    original_text: &str,
     text: &str,
     signature: &str,
     python: &Path,
@@ -45,14 +48,22 @@ pub fn minimize(
 ) -> Result<Minimized> {
     let original = root.join(format!("repro_{number}_original.py"));
     let output = root.join(format!("repro_{number}.py"));
-    std::fs::write(&original, text)
+    std::fs::write(&original, original_text)
         .with_context(|| format!("cannot write {}", original.display()))?;
+    let input = if text == original_text {
+        original.clone()
+    } else {
+        let prepared = work.join("prepared.py");
+        std::fs::write(&prepared, text)
+            .with_context(|| format!("cannot write {}", prepared.display()))?;
+        prepared
+    };
     // Built through the command line, so that the engine's own defaults apply to every
     // option this module does not name.
     let mut argv: Vec<String> = vec![
         "scrub".into(),
         "reduce".into(),
-        original.display().to_string(),
+        input.display().to_string(),
         "--sig".into(),
         signature.into(),
         "-o".into(),

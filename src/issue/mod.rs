@@ -14,6 +14,7 @@ pub mod github;
 pub mod hint;
 pub mod judge;
 pub mod minimize;
+pub mod prepare;
 pub mod reproduce;
 pub mod safety;
 
@@ -136,6 +137,12 @@ fn setup(args: &IssueArgs) -> Result<Setup> {
         } else {
             names.push(e.clone());
         }
+    }
+    if let Some(bad) = names.iter().find(|n| {
+        !n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    }) {
+        bail!("--env {bad:?} is not a conda environment name");
     }
     if names.len() > 1 {
         bail!(
@@ -385,8 +392,18 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
     report.work_dir = Some(s.work.display().to_string());
     let with_torch = modules.iter().any(|m| m == "torch");
     let versions = reproduce::versions(&s.interp.path, with_torch);
-    let outcome = reproduce::reproduce(
-        &repro,
+    let version = s.interp.parser_version;
+    let mut run_text = repro.clone();
+    if let Some(text) = prepare::dynamo_resets(&repro, version) {
+        report.notes.push(
+            "the repro compiles more than once: torch._dynamo.reset() was inserted before each compile".into(),
+        );
+        run_text = text;
+    }
+    let seeded = prepare::fixed_seed(&run_text, &modules);
+    let mut outcome = reproduce::reproduce(
+        &run_text,
+        &seeded,
         &s.interp.path,
         expected.as_ref(),
         &s.work,
@@ -397,10 +414,31 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
         format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio),
     );
     if outcome.result == "oom" {
-        report.notes.push(
-            "the repro ran out of memory, which the issue is not about; try it with smaller sizes"
-                .into(),
-        );
+        match prepare::small_dims(&run_text, version) {
+            Some(small) => {
+                say(args, "out of memory; trying again with small sizes");
+                let seeded = prepare::fixed_seed(&small, &modules);
+                let retry = reproduce::reproduce(
+                    &small,
+                    &seeded,
+                    &s.interp.path,
+                    expected.as_ref(),
+                    &s.work.join("small-dims"),
+                    s.timeout,
+                )?;
+                report.notes.push(format!(
+                    "the repro ran out of memory, which the issue is not about; with small sizes: {} ({})",
+                    retry.result, retry.detail
+                ));
+                if retry.reproduces {
+                    run_text = small;
+                    outcome = retry;
+                }
+            }
+            None => report.notes.push(
+                "the repro ran out of memory, which the issue is not about, and has no sizes to shrink".into(),
+            ),
+        }
     }
     report.hint = hint::stale_xfail(issue, &repro, &outcome);
     report.versions = Some(versions);
@@ -419,7 +457,7 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
             report.notes.push("no environments to bisect over (--env VER=PYTHON, or conda envs named pytorch-<ver>)".into());
         } else {
             say(args, format!("bisecting over {} environments", envs.len()));
-            let mut b = bisect::bisect(&repro, &envs, expected.as_ref(), &s.work, s.timeout)?;
+            let mut b = bisect::bisect(&run_text, &envs, expected.as_ref(), &s.work, s.timeout)?;
             if let (Some(src), Some(bad), Some(good)) =
                 (&args.source_repo, &b.last_broken, &b.first_fixed)
             {
@@ -444,6 +482,7 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
         say(args, format!("minimizing with {sig}"));
         match minimize::minimize(
             &repro,
+            &run_text,
             sig,
             &s.interp.path,
             &s.root,

@@ -38,6 +38,8 @@ pub struct Reproduction {
     /// Runs that showed `result`, over all runs: `2/2`, or e.g. `3/5` when runs disagreed.
     pub ratio: String,
     pub runs: usize,
+    /// The first two runs disagreed, and the others ran with a fixed seed.
+    pub seeded: bool,
     pub seconds: f64,
     /// The signature the minimization keeps: the when it matched, else derived from
     /// the run.
@@ -100,11 +102,12 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
     }
 }
 
-/// Runs `text` with `python` under `dir`, twice; when the two disagree, three more times
-/// (`PYTHONHASHSEED=0` is set for every run), and reports the most common result with its
-/// ratio.
+/// Runs `text` with `python` under `dir`, twice; when the two disagree, three more times as
+/// `seeded` (the text with a fixed seed; `PYTHONHASHSEED=0` is set for every run), and
+/// reports the most common result with its ratio.
 pub fn reproduce(
     text: &str,
+    seeded: &str,
     python: &Path,
     expected: Option<&Signature>,
     dir: &Path,
@@ -124,7 +127,7 @@ pub fn reproduce(
     let mut verdicts: Vec<RunVerdict> = outcomes.iter().map(|o| classify(o, expected)).collect();
     if verdicts[0].result != verdicts[1].result {
         for _ in 0..3 {
-            let o = process::run_script_in(dir, text, &spec)?;
+            let o = process::run_script_in(dir, seeded, &spec)?;
             verdicts.push(classify(&o, expected));
             outcomes.push(o);
         }
@@ -157,6 +160,7 @@ pub fn reproduce(
     };
     let tail: Vec<&str> = first.stderr.lines().rev().take(15).collect();
     Ok(Reproduction {
+        seeded: verdicts.len() > 2,
         result: best.result,
         reproduces: best.reproduces(),
         detail: best.detail,
