@@ -846,3 +846,70 @@ fn runs_that_disagree_are_repeated_with_a_fixed_seed_and_the_ratio_reported() {
             && report["comment"].as_str().unwrap().contains("(3/5 runs)")
     );
 }
+
+#[test]
+fn a_failed_save_is_reported_and_the_changes_go_on_without_a_restore() {
+    let sandbox = Sandbox::new();
+    let path = fixture("rfc_feature");
+    let out = run_with_limit(
+        sandbox
+            .command(&path, &["--from-json", path.to_str().unwrap(), "--apply"])
+            .env("GH_STUB_FAIL", "viewerSubscription"),
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        sandbox.call_names(),
+        ["graphql query", "issue edit --add-label feature"]
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("going on without saving the subscription"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_old_idle_underspecified_issue_is_closed_as_not_planned_only_when_confirmed() {
+    let sandbox = Sandbox::new();
+    let path = fixture("old_underspecified");
+    let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
+    let report = json_of(&out);
+    assert_eq!(report["propose_close"], true);
+    assert!(
+        !report["planned_commands"].to_string().contains("\"close\""),
+        "{report}"
+    );
+    let out = sandbox.run(
+        &path,
+        &[
+            "--from-json",
+            path.to_str().unwrap(),
+            "--confirm-close",
+            "--apply",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        sandbox.call_names(),
+        [
+            "graphql query",
+            "issue edit --add-label needs reproduction",
+            "issue close --reason not planned",
+        ]
+    );
+}
+
+#[test]
+fn the_issue_can_come_from_stdin() {
+    let sandbox = Sandbox::new();
+    let path = fixture("rfc_feature");
+    let out = run_with_limit(
+        sandbox
+            .command(&path, &["--from-json", "-", "--json"])
+            .stdin(std::fs::File::open(&path).unwrap()),
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_of(&out)["category"], "feature");
+}
