@@ -250,11 +250,14 @@ fn has_effect(text: &str) -> bool {
     let calls = scrub_reducers::python::all_exprs(script.body())
         .into_iter()
         .any(|e| matches!(e, Expr::Call(_)));
-    calls
+    let effect = calls
         || script
             .body()
             .iter()
-            .any(|s| matches!(s, Stmt::Raise(_) | Stmt::Assert(_)))
+            .any(|s| matches!(s, Stmt::Raise(_) | Stmt::Assert(_)));
+    // One bare expression on names from nowhere is printed output (`tensor([1., 2.])`).
+    let output = matches!(script.body(), [Stmt::Expr(_)]) && !self_contained(text);
+    effect && !output
 }
 
 /// Every block of the issue, body first, then the comments in order; bots' comments are left
@@ -345,11 +348,14 @@ pub fn is_disclaimed(lead: &str) -> bool {
 /// (needs nothing from the description). `None` when there is no such block.
 pub fn choose(blocks: &[Block], op: &str) -> Option<Choice> {
     let runnable = |b: &Block| b.kind == Kind::Code && !is_disclaimed(&b.lead);
+    // The poster's most recent self-contained block; else their most recent block at all.
+    let by_op = |b: &Block| runnable(b) && (b.author == op || b.post == Post::Body);
     let op_pick = blocks
         .iter()
         .enumerate()
         .rev()
-        .find(|(_, b)| runnable(b) && (b.author == op || b.post == Post::Body));
+        .find(|(_, b)| by_op(b) && self_contained(&b.text))
+        .or_else(|| blocks.iter().enumerate().rev().find(|(_, b)| by_op(b)));
     let other_pick = blocks
         .iter()
         .enumerate()
@@ -388,6 +394,15 @@ pub fn choose(blocks: &[Block], op: &str) -> Option<Choice> {
             if later_disclaimed > 0 {
                 reason.push_str(&format!(
                     "; {later_disclaimed} later block(s) the poster says do not reproduce left out"
+                ));
+            }
+            let later_fragments = blocks[oi + 1..]
+                .iter()
+                .filter(|b| by_op(b) && !self_contained(&b.text))
+                .count();
+            if later_fragments > 0 {
+                reason.push_str(&format!(
+                    "; {later_fragments} later fragment(s) that are not self-contained set aside"
                 ));
             }
             if ob.unterminated {
@@ -842,6 +857,20 @@ mod tests {
         let blocks = extract(&i);
         let c = choose(&blocks, "op").unwrap();
         assert_eq!(c.source.name(), "comment:1");
+    }
+
+    #[test]
+    fn printed_output_and_fragments_do_not_displace_the_repro() {
+        let i = issue(
+            "```python\nimport math\nprint(math.sqrt(-1))\n```\nI expected:\n```\ntensor([1., 2.])\n```\n",
+            &[("op", "I also tried\n```python\ny = model(x.float())\n```\n")],
+        );
+        let blocks = extract(&i);
+        assert_eq!(blocks[1].kind, Kind::Log);
+        assert_eq!(blocks[2].kind, Kind::Code);
+        let c = choose(&blocks, "op").unwrap();
+        assert_eq!(c.source, Post::Body);
+        assert!(c.reason.contains("1 later fragment(s)"), "{}", c.reason);
     }
 
     #[test]
