@@ -158,6 +158,24 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["12".into(), "--repo".into(), "justaname".into()],
             "is not OWNER/NAME",
         ),
+        (
+            vec![
+                "--from-json".into(),
+                fixture("rfc_feature").display().to_string(),
+                "--env".into(),
+                "3.9=/nonexistent/bin/python".into(),
+            ],
+            "no such interpreter",
+        ),
+        (
+            vec![
+                "--from-json".into(),
+                fixture("rfc_feature").display().to_string(),
+                "--python".into(),
+                "/nonexistent/bin/python".into(),
+            ],
+            "not found",
+        ),
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

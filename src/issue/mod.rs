@@ -138,6 +138,16 @@ fn setup(args: &IssueArgs) -> Result<Setup> {
             names.push(e.clone());
         }
     }
+    if let Some(env) = pairs
+        .iter()
+        .find(|e| !e.python.exists() && which(&e.python).is_none())
+    {
+        bail!(
+            "--env {}={}: no such interpreter",
+            env.version,
+            env.python.display()
+        );
+    }
     if let Some(bad) = names.iter().find(|n| {
         !n.chars()
             .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
@@ -178,17 +188,6 @@ fn setup(args: &IssueArgs) -> Result<Setup> {
         (None, Some(name)) => Interpreter::probe(&bisect::conda_wrapper(&work, name)?)?,
         (None, None) => Interpreter::probe_default()?,
     };
-    if !pairs.is_empty() || args.stop_after.is_none_or(|s| s >= Step::Bisect) {
-        for env in &pairs {
-            if !env.python.exists() && which(&env.python).is_none() {
-                bail!(
-                    "--env {}={}: no such interpreter",
-                    env.version,
-                    env.python.display()
-                );
-            }
-        }
-    }
     Ok(Setup {
         issue,
         repo,
