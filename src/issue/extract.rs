@@ -293,6 +293,7 @@ pub fn extract(issue: &Issue) -> Vec<Block> {
     out
 }
 
+/// Whether `login` is a bot's: its comments are not the discussion.
 pub fn is_bot(login: &str) -> bool {
     login.ends_with("[bot]") || login == "pytorch-bot" || login == "pytorchmergebot"
 }

@@ -35,18 +35,21 @@ pub struct Issue {
     pub locked: Option<bool>,
 }
 
+/// A label, by name.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Label {
     pub name: String,
 }
 
+/// A GitHub user, by login.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Actor {
     pub login: String,
 }
 
+/// One comment, in the order GitHub lists them.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Comment {
@@ -63,12 +66,14 @@ impl Issue {
         self.author.as_ref().map_or("", |a| a.login.as_str())
     }
 
+    /// Whether the issue carries `name` (case-insensitive).
     pub fn has_label(&self, name: &str) -> bool {
         self.labels
             .iter()
             .any(|l| l.name.eq_ignore_ascii_case(name))
     }
 
+    /// Whether the issue is closed, whatever the reason.
     pub fn is_closed(&self) -> bool {
         self.state.eq_ignore_ascii_case("closed")
     }
@@ -83,6 +88,7 @@ impl Issue {
 }
 
 impl Comment {
+    /// The commenter's login ("" when unknown).
     pub fn login(&self) -> &str {
         self.author.as_ref().map_or("", |a| a.login.as_str())
     }

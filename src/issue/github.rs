@@ -47,6 +47,7 @@ pub struct Changes {
 }
 
 impl Changes {
+    /// Whether there is nothing to change.
     pub fn is_empty(&self) -> bool {
         self.add.is_empty()
             && self.remove.is_empty()

@@ -8,6 +8,7 @@ use super::extract::{Block, Choice, Kind};
 use super::fetch::{self, Issue};
 use crate::oracle::Signature;
 
+/// The labels the judgement adds, removes or refreshes.
 pub const FEATURE: &str = "feature";
 pub const BETTER_ENGINEERING: &str = "better-engineering";
 pub const TRACKER: &str = "tracker";
@@ -31,6 +32,7 @@ pub enum Category {
 }
 
 impl Category {
+    /// The name the report and `--json` use.
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Actionable => "actionable",

@@ -15,10 +15,9 @@ pub mod hint;
 pub mod judge;
 pub mod minimize;
 pub mod prepare;
+pub mod report;
 pub mod reproduce;
 pub mod safety;
-
-pub mod report;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -34,6 +33,7 @@ use github::Changes;
 use judge::Category;
 use report::{BlockRow, Report, Stop};
 
+/// The exit codes, for `scrub issue --help`.
 pub const EXIT_CODES: &str = "Exit codes:
   0    triaged (whatever the category), and any --apply changes went through
   1    stopped for a decision (risks, an author who is not a collaborator, missing modules,
@@ -49,6 +49,7 @@ pub enum Step {
     Minimize,
 }
 
+/// The flags of `scrub issue`.
 #[derive(Debug, Args)]
 pub struct IssueArgs {
     /// The issue number (fetched with `gh` from --repo).
