@@ -293,6 +293,13 @@ fn a_dry_run_reproduces_minimizes_and_changes_nothing() {
     let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
+    let kinds: Vec<&str> = report["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["code", "traceback", "environment"]);
     assert_eq!(report["outcome"]["result"], "same-error");
     assert_eq!(report["outcome"]["ratio"], "2/2");
     assert_eq!(report["author_collaborator"], true);
