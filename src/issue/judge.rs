@@ -190,13 +190,14 @@ fn categorize(
             "the code and the error are shown only as images; ask for them as text".into(),
         );
     }
-    let code_and_shell: Vec<&str> = blocks
+    let code_and_shell: String = blocks
         .iter()
         .filter(|b| matches!(b.kind, Kind::Code | Kind::Shell))
         .map(|b| b.text.as_str())
-        .collect();
+        .collect::<Vec<_>>()
+        .join("\n");
     let gpus = crate::workers::detect_gpus(None).len();
-    if let Some(need) = code_and_shell.iter().find_map(|t| hardware_need(t, gpus)) {
+    if let Some(need) = hardware_need(&code_and_shell, gpus) {
         return (
             Category::Hardware,
             format!("the repro needs {need}, which this machine does not have"),
@@ -261,9 +262,15 @@ fn describes_error(issue: &Issue) -> bool {
         })
 }
 
-/// The hardware a script or transcript needs beyond `gpus` CUDA devices, if any.
+/// The hardware a script and its transcripts need beyond `gpus` CUDA devices, if any.
+/// Several processes on the `gloo` backend without CUDA run on one CPU machine, so they need
+/// nothing.
 pub fn hardware_need(text: &str, gpus: usize) -> Option<String> {
+    let cpu_only = text.contains("gloo") && !text.contains("cuda") && !text.contains("nccl");
     for flag in ["--nproc-per-node", "--nproc_per_node"] {
+        if cpu_only {
+            break;
+        }
         let mut rest = text;
         while let Some(at) = rest.find(flag) {
             rest = &rest[at + flag.len()..];
@@ -437,6 +444,13 @@ mod tests {
         assert!(hardware_need("torchrun --nproc-per-node=4 train.py", 0).is_some());
         assert!(hardware_need("torchrun --nproc_per_node 1 train.py", 0).is_none());
         assert!(hardware_need("torchrun --nproc-per-node=2 train.py", 2).is_none());
+        assert!(
+            hardware_need(
+                "dist.init_process_group(\"gloo\")\n$ torchrun --nproc-per-node=4 t.py",
+                0
+            )
+            .is_none()
+        );
         assert!(hardware_need("mesh = init_device_mesh(\"cuda\", (2, 4))", 1).is_some());
         assert!(hardware_need("mesh = init_device_mesh(\"cuda\", (1,))", 1).is_none());
         assert!(hardware_need("x = torch.ones(2, device=\"xpu\")", 0).is_some());
