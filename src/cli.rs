@@ -28,6 +28,9 @@ pub enum Command {
         after_help = "Exit codes:\n  0    every case ran and met its bound\n  1    a case failed or missed its bound\n  2    bad input, or scrub failed"
     )]
     Bench(BenchArgs),
+    /// Triage a GitHub issue: fetch, judge, check safety, reproduce, bisect, minimize, report.
+    #[command(after_help = crate::issue::EXIT_CODES)]
+    Issue(crate::issue::IssueArgs),
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ pub mod console;
 pub mod corpus;
 pub mod exception;
 pub mod interpreter;
+pub mod issue;
 mod judge;
 pub mod ladder;
 pub mod oracle;
@@ -30,5 +31,6 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
     match cli.command {
         cli::Command::Reduce(args) => reduce::run(&args),
         cli::Command::Bench(args) => bench::run(&args),
+        cli::Command::Issue(args) => issue::run(&args),
     }
 }

@@ -58,7 +58,19 @@ pub struct Interrupted;
 /// `PYTHONHASHSEED=0`. Errors are failures to run at all; an interruption is an error of
 /// type [`Interrupted`].
 pub fn run_script(text: &str, spec: &RunSpec) -> Result<Outcome> {
-    let (dir, mut out, mut err) = prepare_dir(text)?;
+    run_prepared(prepare_dir(text)?, spec)
+}
+
+/// [`run_script`] with the temporary directory made under `parent` (`scrub issue` runs
+/// every repro under `/tmp/scrub-N/`).
+pub fn run_script_in(parent: &Path, text: &str, spec: &RunSpec) -> Result<Outcome> {
+    run_prepared(prepare_dir_in(text, Some(parent))?, spec)
+}
+
+fn run_prepared(
+    (dir, mut out, mut err): (tempfile::TempDir, fs::File, fs::File),
+    spec: &RunSpec,
+) -> Result<Outcome> {
     let work = dir.path().join("work");
     let mut command = StdCommandWrap::with_new(spec.python, |c| {
         c.arg("repro.py")
@@ -106,10 +118,20 @@ pub fn run_script(text: &str, spec: &RunSpec) -> Result<Outcome> {
 /// A fresh temporary directory holding `work/repro.py` with `text`, and the files that take
 /// the run's stdout and stderr (beside `work/`, out of the script's sight).
 pub(crate) fn prepare_dir(text: &str) -> Result<(tempfile::TempDir, fs::File, fs::File)> {
-    let dir = tempfile::Builder::new()
-        .prefix("scrub-")
-        .tempdir()
-        .context("cannot create a temporary directory")?;
+    prepare_dir_in(text, None)
+}
+
+fn prepare_dir_in(
+    text: &str,
+    parent: Option<&Path>,
+) -> Result<(tempfile::TempDir, fs::File, fs::File)> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("scrub-");
+    let dir = match parent {
+        Some(parent) => builder.tempdir_in(parent),
+        None => builder.tempdir(),
+    }
+    .context("cannot create a temporary directory")?;
     let work = dir.path().join("work");
     fs::create_dir(&work)?;
     fs::write(work.join("repro.py"), text)?;

@@ -1,0 +1,566 @@
+//! `scrub issue`: the whole triage of one bug report, from fetch to report, one small module
+//! per step around the core (which never imports them).
+//!
+//! fetch → extract & choose → judge → safety & trust → check → reproduce → bisect →
+//! minimize → hint → report → GitHub commands. Each step can stop the triage with a reason;
+//! nothing runs before the judgement and the safety review, and nothing changes on GitHub
+//! without `--apply`.
+
+pub mod bisect;
+pub mod check;
+pub mod extract;
+pub mod fetch;
+pub mod github;
+pub mod hint;
+pub mod judge;
+pub mod minimize;
+pub mod prepare;
+pub mod report;
+pub mod reproduce;
+pub mod safety;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+
+use crate::interpreter::Interpreter;
+use extract::Kind;
+use github::Changes;
+use judge::Category;
+use report::{BlockRow, Report, Stop};
+
+/// The exit codes, for `scrub issue --help`.
+pub const EXIT_CODES: &str = "Exit codes:
+  0    triaged (whatever the category), and any --apply changes went through
+  1    stopped for a decision (risks, an author who is not a collaborator, missing modules,
+       a recent confirmation), or an --apply change failed
+  2    bad input, or scrub failed";
+
+/// The last step to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Step {
+    Triage,
+    Reproduce,
+    Bisect,
+    Minimize,
+}
+
+/// The flags of `scrub issue`.
+#[derive(Debug, Args)]
+pub struct IssueArgs {
+    /// The issue number (fetched with `gh` from --repo).
+    pub number: Option<u64>,
+
+    /// The repository, OWNER/NAME [default: pytorch/pytorch, or the --from-json issue's URL].
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+
+    /// Read the issue from FILE (`-` for stdin), as `gh issue view --json` prints it.
+    #[arg(long, value_name = "FILE")]
+    pub from_json: Option<PathBuf>,
+
+    /// The interpreter that runs the repro [default: python3 on PATH].
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+
+    /// A conda environment to run the repro in (`conda run -n NAME python`), or, as
+    /// VER=PYTHON, a version and its interpreter for bisection (repeatable).
+    #[arg(long = "env", value_name = "NAME | VER=PYTHON")]
+    pub env: Vec<String>,
+
+    /// Stop after this step.
+    #[arg(long, value_enum, value_name = "STEP")]
+    pub stop_after: Option<Step>,
+
+    /// Run the GitHub commands instead of printing them.
+    #[arg(long)]
+    pub apply: bool,
+
+    /// Run a repro whose safety review found risks.
+    #[arg(long)]
+    pub allow_risk: bool,
+
+    /// Run a repro whose author is not a collaborator of the repository.
+    #[arg(long)]
+    pub trust_author: bool,
+
+    /// Reproduce even when a recent comment already confirms the error.
+    #[arg(long)]
+    pub reverify: bool,
+
+    /// Close an old, unassigned, idle and underspecified issue as not planned.
+    #[arg(long)]
+    pub confirm_close: bool,
+
+    /// A local git checkout of the project: list the pull requests between the last broken
+    /// and the first fixed version that touch the traceback's files or match its keywords.
+    #[arg(long, value_name = "PATH")]
+    pub source_repo: Option<PathBuf>,
+
+    /// Seconds a repro may run.
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    pub timeout: f64,
+
+    /// Print the report as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where `scrub issue` writes: `/tmp`, or `SCRUB_ISSUE_TMP`.
+fn tmp_root() -> PathBuf {
+    std::env::var_os("SCRUB_ISSUE_TMP").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
+}
+
+/// Everything checked before the triage starts.
+struct Setup {
+    issue: fetch::Issue,
+    repo: Option<String>,
+    interp: Interpreter,
+    envs: Vec<bisect::Env>,
+    timeout: Duration,
+    root: PathBuf,
+    work: PathBuf,
+}
+
+fn setup(args: &IssueArgs) -> Result<Setup> {
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let mut names = Vec::new();
+    let mut pairs = Vec::new();
+    for e in &args.env {
+        if e.contains('=') {
+            pairs.push(bisect::parse_pair(e)?);
+        } else {
+            names.push(e.clone());
+        }
+    }
+    if let Some(env) = pairs
+        .iter()
+        .find(|e| !e.python.exists() && which(&e.python).is_none())
+    {
+        bail!(
+            "--env {}={}: no such interpreter",
+            env.version,
+            env.python.display()
+        );
+    }
+    if let Some(bad) = names.iter().find(|n| {
+        !n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    }) {
+        bail!("--env {bad:?} is not a conda environment name");
+    }
+    if names.len() > 1 {
+        bail!(
+            "--env NAME given {} times; name one environment to run the repro in",
+            names.len()
+        );
+    }
+    if !names.is_empty() && args.python.is_some() {
+        bail!("--python and --env NAME both name the interpreter; give one");
+    }
+    if let Some(repo) = &args.repo
+        && repo.split('/').filter(|p| !p.is_empty()).count() != 2
+    {
+        bail!("--repo {repo:?} is not OWNER/NAME");
+    }
+    let issue = match (&args.from_json, args.number) {
+        (Some(_), Some(_)) => bail!("give an issue number or --from-json FILE, not both"),
+        (Some(path), None) => fetch::from_file(path)?,
+        (None, Some(n)) => {
+            fetch::from_github(n, args.repo.as_deref().unwrap_or("pytorch/pytorch"))?
+        }
+        (None, None) => bail!("give an issue number (with --repo OWNER/NAME) or --from-json FILE"),
+    };
+    let repo = args
+        .repo
+        .clone()
+        .or_else(|| issue.repo_from_url())
+        .or_else(|| args.number.map(|_| "pytorch/pytorch".to_string()));
+    let root = tmp_root();
+    let work = root.join(format!("scrub-{}", issue.number));
+    let interp = match (&args.python, names.first()) {
+        (Some(p), _) => Interpreter::probe(p)?,
+        (None, Some(name)) => Interpreter::probe(&bisect::conda_wrapper(&work, name)?)?,
+        (None, None) => Interpreter::probe_default()?,
+    };
+    Ok(Setup {
+        issue,
+        repo,
+        interp,
+        envs: pairs,
+        timeout: Duration::from_secs_f64(args.timeout),
+        root,
+        work,
+    })
+}
+
+fn which(name: &Path) -> Option<PathBuf> {
+    if name.components().count() > 1 {
+        return None;
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Runs `scrub issue`.
+pub fn run(args: &IssueArgs) -> Result<ExitCode> {
+    let setup = setup(args)?;
+    let mut report = triage(args, &setup)?;
+    plan_and_apply(args, &setup, &mut report)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report::render(&report));
+    }
+    let failed_apply = report
+        .applied
+        .iter()
+        .any(|a| !a.ok && !a.note.contains("subscription"));
+    let decision = report.stopped.as_ref().is_some_and(|s| s.needs_decision);
+    Ok(if decision || failed_apply {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn say(args: &IssueArgs, line: impl AsRef<str>) {
+    if !args.json {
+        eprintln!("scrub issue: {}", line.as_ref());
+    }
+}
+
+/// Asks a yes/no question when a person is at the terminal; false otherwise.
+fn confirm(args: &IssueArgs, question: &str) -> bool {
+    if args.json || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return false;
+    }
+    eprint!("{question} [y/N] ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && answer.trim().eq_ignore_ascii_case("y")
+}
+
+fn stop(report: &mut Report, step: &'static str, reason: String, needs_decision: bool) {
+    report.stopped = Some(Stop {
+        step,
+        reason,
+        needs_decision,
+    });
+}
+
+/// Steps 2 to 10; returns at the first step that stops the triage.
+fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
+    let issue = &s.issue;
+    let today = fetch::today();
+    let blocks = extract::extract(issue);
+    let choice = extract::choose(&blocks, issue.author_login());
+    let expected = extract::expected_signature(&blocks, choice.as_ref());
+    let judgement = judge::judge(issue, &blocks, choice.as_ref(), expected.as_ref(), today);
+    let mut report = Report {
+        number: issue.number,
+        title: issue.title.clone(),
+        repo: s.repo.clone(),
+        url: issue.url.clone(),
+        category: judgement.category.as_str(),
+        reason: judgement.reason.clone(),
+        repro_source: choice.as_ref().map(|c| c.source.name()),
+        repro_reason: choice.as_ref().map(|c| c.reason.clone()),
+        expected_signature: expected.as_ref().map(|s| s.to_string()),
+        blocks: blocks
+            .iter()
+            .map(|b| BlockRow {
+                source: b.post.name(),
+                kind: b.kind,
+                lines: extract::lines(&b.text),
+            })
+            .collect(),
+        labels_to_add: judgement.labels_to_add.clone(),
+        labels_to_remove: judgement.labels_to_remove.clone(),
+        refresh_triaged: judgement.refresh_triaged,
+        propose_close: judgement.propose_close,
+        duplicate_of: judgement.duplicate_of,
+        locked: issue.locked == Some(true),
+        ..Default::default()
+    };
+    if judgement.propose_close && !args.confirm_close {
+        report.notes.push(
+            "old, unassigned, idle and underspecified: closing it as not planned is proposed; pass --confirm-close to plan it".into(),
+        );
+    }
+    if judgement.category != Category::Actionable {
+        stop(&mut report, "judge", judgement.reason, false);
+        return Ok(report);
+    }
+    let Some(choice) = choice else {
+        unreachable!("an actionable issue has a repro");
+    };
+    let repro = blocks[choice.block].text.clone();
+
+    // Step 4: safety review and trust.
+    report.risks = safety::review(&repro, s.interp.parser_version);
+    if !report.risks.is_empty() && !args.allow_risk {
+        let mut kinds: Vec<&str> = report.risks.iter().map(|r| r.kind).collect();
+        kinds.sort();
+        kinds.dedup();
+        if !confirm(
+            args,
+            &format!(
+                "the repro has {} risk(s); run it anyway?",
+                report.risks.len()
+            ),
+        ) {
+            let reason = format!(
+                "the repro has {} risk(s) ({}); review them and pass --allow-risk to run it",
+                report.risks.len(),
+                kinds.join(", ")
+            );
+            stop(&mut report, "safety", reason, true);
+            return Ok(report);
+        }
+    }
+    if args.stop_after == Some(Step::Triage) {
+        stop(&mut report, "triage", "--stop-after triage".into(), false);
+        return Ok(report);
+    }
+    let author = issue.author_login();
+    let collaborator = match &s.repo {
+        Some(repo) if !author.is_empty() && !args.trust_author => {
+            Some(fetch::is_collaborator(repo, author))
+        }
+        _ => None,
+    };
+    report.author_collaborator = collaborator;
+    if !args.trust_author && collaborator != Some(true) {
+        let who = if author.is_empty() {
+            "an unknown author".to_string()
+        } else {
+            format!("@{author}")
+        };
+        let why = match collaborator {
+            Some(false) => format!(
+                "{who} is not a collaborator of {}",
+                s.repo.as_deref().unwrap_or("")
+            ),
+            _ => format!("cannot check whether {who} is a collaborator (no repository)"),
+        };
+        if !args.json {
+            eprintln!("--- the repro ({}) ---\n{repro}---", choice.source.name());
+        }
+        if !confirm(args, &format!("{why}; run their code?")) {
+            stop(
+                &mut report,
+                "trust",
+                format!("{why}; read the repro and pass --trust-author to run it"),
+                true,
+            );
+            return Ok(report);
+        }
+    }
+
+    // Step 5: checks.
+    let modules = check::imported_modules(&repro, s.interp.parser_version);
+    report.missing_modules = check::missing_modules(&s.interp.path, &modules)?;
+    if !report.missing_modules.is_empty() {
+        let reason = format!(
+            "{} cannot import {}; install them or pass another --python",
+            s.interp.path.display(),
+            report.missing_modules.join(", ")
+        );
+        stop(&mut report, "check", reason, true);
+        return Ok(report);
+    }
+    report.recent_confirmation = check::recent_confirmation(issue, expected.as_ref(), today);
+    if let Some(c) = &report.recent_confirmation
+        && !args.reverify
+    {
+        let reason = format!("{c}; pass --reverify to reproduce anyway");
+        stop(&mut report, "check", reason, true);
+        return Ok(report);
+    }
+
+    // Step 6: reproduce.
+    say(args, format!("reproducing in {}", s.work.display()));
+    std::fs::create_dir_all(&s.work)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", s.work.display()))?;
+    report.work_dir = Some(s.work.display().to_string());
+    let with_torch = modules.iter().any(|m| m == "torch");
+    let versions = reproduce::versions(&s.interp.path, with_torch);
+    let version = s.interp.parser_version;
+    let mut run_text = repro.clone();
+    if let Some(text) = prepare::dynamo_resets(&repro, version) {
+        report.notes.push(
+            "the repro compiles more than once: torch._dynamo.reset() was inserted before each compile".into(),
+        );
+        run_text = text;
+    }
+    let seeded = prepare::fixed_seed(&run_text, &modules);
+    let mut outcome = reproduce::reproduce(
+        &run_text,
+        &seeded,
+        &s.interp.path,
+        expected.as_ref(),
+        &s.work,
+        s.timeout,
+    )?;
+    say(
+        args,
+        format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio),
+    );
+    if outcome.result == "oom" {
+        match prepare::small_dims(&run_text, version) {
+            Some(small) => {
+                say(args, "out of memory; trying again with small sizes");
+                let seeded = prepare::fixed_seed(&small, &modules);
+                let retry = reproduce::reproduce(
+                    &small,
+                    &seeded,
+                    &s.interp.path,
+                    expected.as_ref(),
+                    &s.work.join("small-dims"),
+                    s.timeout,
+                )?;
+                report.notes.push(format!(
+                    "the repro ran out of memory, which the issue is not about; with small sizes: {} ({})",
+                    retry.result, retry.detail
+                ));
+                if retry.reproduces {
+                    run_text = small;
+                    outcome = retry;
+                }
+            }
+            None => report.notes.push(
+                "the repro ran out of memory, which the issue is not about, and has no sizes to shrink".into(),
+            ),
+        }
+    }
+    report.hint = hint::stale_xfail(issue, &repro, &outcome);
+    report.versions = Some(versions);
+    report.outcome = Some(outcome.clone());
+
+    // Step 7: bisect.
+    let wants = |step: Step| args.stop_after.is_none_or(|s| s >= step);
+    if !outcome.reproduces
+        && wants(Step::Bisect)
+        && matches!(outcome.result, "no-error" | "different-error")
+    {
+        let mut envs = s.envs.clone();
+        envs.extend(bisect::conda_envs(&s.work)?);
+        bisect::sort_envs(&mut envs);
+        if envs.is_empty() {
+            report.notes.push("no environments to bisect over (--env VER=PYTHON, or conda envs named pytorch-<ver>)".into());
+        } else {
+            say(args, format!("bisecting over {} environments", envs.len()));
+            let mut b = bisect::bisect(&run_text, &envs, expected.as_ref(), &s.work, s.timeout)?;
+            if let (Some(src), Some(bad), Some(good)) =
+                (&args.source_repo, &b.last_broken, &b.first_fixed)
+            {
+                let files: Vec<String> = blocks
+                    .iter()
+                    .filter(|b| b.kind == Kind::Traceback)
+                    .flat_map(|b| bisect::traceback_files(&b.text))
+                    .collect();
+                let words = expected.as_ref().map(bisect::keywords).unwrap_or_default();
+                b.commits = bisect::find_commits(src, bad, good, &files, &words);
+                b.fixed_by = bisect::fixed_by(&b.commits);
+            }
+            report.bisect = Some(b);
+        }
+    }
+
+    // Step 8: minimize.
+    if outcome.reproduces
+        && wants(Step::Minimize)
+        && let Some(sig) = &outcome.signature
+    {
+        say(args, format!("minimizing with {sig}"));
+        match minimize::minimize(
+            &repro,
+            &run_text,
+            sig,
+            &s.interp.path,
+            &s.root,
+            &s.work,
+            issue.number,
+            args.json,
+        ) {
+            Ok(m) => report.minimized = Some(m),
+            Err(e) => report.notes.push(format!("minimization failed: {e:#}")),
+        }
+    }
+
+    // Step 10: the comment.
+    let issue_text = std::iter::once(issue.body.as_str())
+        .chain(issue.comments.iter().map(|c| c.body.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    report.comment = Some(report::comment(
+        &issue_text,
+        &outcome,
+        report.versions.as_ref().expect("set above"),
+        report.bisect.as_ref(),
+        report.minimized.as_ref(),
+        report.hint.as_deref(),
+    ));
+    if let Some(step) = args.stop_after.filter(|s| *s < Step::Minimize) {
+        let name = match step {
+            Step::Reproduce => "reproduce",
+            _ => "bisect",
+        };
+        stop(&mut report, name, format!("--stop-after {name}"), false);
+    }
+    Ok(report)
+}
+
+/// Step 11: the GitHub commands, printed or run.
+fn plan_and_apply(args: &IssueArgs, s: &Setup, report: &mut Report) -> Result<()> {
+    if report.category == Category::Closed.as_str() {
+        return Ok(());
+    }
+    if report.locked {
+        report
+            .notes
+            .push("the issue is locked: no GitHub changes".into());
+        return Ok(());
+    }
+    let Some(repo) = &s.repo else {
+        report
+            .notes
+            .push("no repository (give --repo): no GitHub commands".into());
+        return Ok(());
+    };
+    if report.stopped.as_ref().is_some_and(|st| st.needs_decision) {
+        return Ok(());
+    }
+    let mut changes = Changes {
+        add: report.labels_to_add.clone(),
+        remove: report.labels_to_remove.clone(),
+        refresh_triaged: report.refresh_triaged,
+        ..Default::default()
+    };
+    if report.propose_close && args.confirm_close {
+        changes.close = Some("not planned");
+    }
+    if let (Some(comment), Some(outcome)) = (&report.comment, &report.outcome) {
+        let file = s.work.join("comment.md");
+        github::write_comment(&file, comment)?;
+        changes.comment_file = Some(file);
+        if outcome.result == "no-error" {
+            changes.close = Some("completed");
+        }
+    }
+    report.plan = github::plan(s.issue.number, repo, s.issue.id.as_deref(), &changes);
+    report.planned_commands = report.plan.iter().map(|p| p.argv.clone()).collect();
+    if args.apply && !report.plan.is_empty() {
+        say(args, "applying the GitHub changes");
+        let (applied, _) = github::apply(&report.plan, Duration::from_secs(1));
+        report.applied = applied;
+    }
+    Ok(())
+}

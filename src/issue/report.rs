@@ -1,0 +1,258 @@
+//! Step 10: the report — the comment a maintainer would post, and everything behind it as
+//! JSON (`--json`) or text.
+
+use serde::Serialize;
+
+use super::bisect::Bisection;
+use super::github::{Applied, Planned, shell_line};
+use super::minimize::Minimized;
+use super::reproduce::{Reproduction, Versions};
+use super::safety::Risk;
+
+/// One block of the issue, as the report lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockRow {
+    pub source: String,
+    pub kind: super::extract::Kind,
+    pub lines: usize,
+}
+
+/// Where the pipeline stopped before its end, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stop {
+    /// `judge`, `safety`, `trust`, `check`, `reproduce`, or the `--stop-after` step.
+    pub step: &'static str,
+    pub reason: String,
+    /// Whether a person must decide before scrub goes on (a flag lets it go on).
+    pub needs_decision: bool,
+}
+
+/// Everything `scrub issue` found and planned.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Report {
+    pub number: u64,
+    pub title: String,
+    pub repo: Option<String>,
+    pub url: Option<String>,
+    pub category: &'static str,
+    pub reason: String,
+    pub repro_source: Option<String>,
+    pub repro_reason: Option<String>,
+    /// The failure the issue shows (from its traceback).
+    pub expected_signature: Option<String>,
+    pub blocks: Vec<BlockRow>,
+    pub risks: Vec<Risk>,
+    /// Whether the author is a collaborator (`None`: not checked).
+    pub author_collaborator: Option<bool>,
+    pub missing_modules: Vec<String>,
+    pub recent_confirmation: Option<String>,
+    pub labels_to_add: Vec<String>,
+    pub labels_to_remove: Vec<String>,
+    pub refresh_triaged: bool,
+    pub propose_close: bool,
+    pub duplicate_of: Option<u64>,
+    pub locked: bool,
+    pub stopped: Option<Stop>,
+    pub work_dir: Option<String>,
+    pub outcome: Option<Reproduction>,
+    pub versions: Option<Versions>,
+    pub bisect: Option<Bisection>,
+    pub minimized: Option<Minimized>,
+    pub hint: Option<String>,
+    pub comment: Option<String>,
+    pub planned_commands: Vec<Vec<String>>,
+    #[serde(skip)]
+    pub plan: Vec<Planned>,
+    pub applied: Vec<Applied>,
+    pub notes: Vec<String>,
+}
+
+/// The comment, per the recipe: still / no longer reproduces on VERSION, the fixing PR when
+/// found, the minimized repro only when it changed, the necessary conditions only when the
+/// issue does not state them, and a short attribution line.
+pub fn comment(
+    issue_text: &str,
+    outcome: &Reproduction,
+    versions: &Versions,
+    bisect: Option<&Bisection>,
+    minimized: Option<&Minimized>,
+    hint: Option<&str>,
+) -> String {
+    let on = match &versions.torch {
+        Some(torch) => format!("PyTorch {torch}"),
+        None => format!("Python {}", versions.python),
+    };
+    let mut out = String::new();
+    if outcome.reproduces {
+        out.push_str(&format!("This issue still reproduces on {on}"));
+        if outcome.runs > 2 {
+            out.push_str(&format!(" ({} runs)", outcome.ratio));
+        }
+        out.push_str(".\n");
+    } else {
+        out.push_str(&format!("This issue no longer reproduces on {on}"));
+        match outcome.result {
+            "no-error" => out.push_str(": the repro runs to completion.\n"),
+            "different-error" => out.push_str(&format!(
+                " as reported: the repro now fails with `{}`.\n",
+                outcome.detail
+            )),
+            _ => out.push_str(&format!(": the repro now ends with {}.\n", outcome.detail)),
+        }
+    }
+    if let Some(b) = bisect {
+        if let Some(pr) = &b.fixed_by {
+            out.push_str(&format!("\nFixed by {pr}.\n"));
+        }
+        match (&b.last_broken, &b.first_fixed) {
+            (Some(bad), Some(good)) => out.push_str(&format!(
+                "\nIt still fails on {bad} and is fixed from {good}.\n"
+            )),
+            (None, Some(good)) => out.push_str(&format!("\nIt is already fixed on {good}.\n")),
+            (Some(bad), None) => out.push_str(&format!(
+                "\nIt still fails on {bad}, the newest version tried besides {on}.\n"
+            )),
+            (None, None) => {}
+        }
+    }
+    if let Some(m) = minimized.filter(|m| m.changed) {
+        out.push_str(&format!(
+            "\nMinimized repro ({} → {} lines):\n\n```python\n{}{}```\n",
+            m.original_lines,
+            m.final_lines,
+            m.text,
+            if m.text.ends_with('\n') { "" } else { "\n" }
+        ));
+        let lower = issue_text.to_ascii_lowercase();
+        let new: Vec<&str> = m
+            .ladder
+            .iter()
+            .map(|r| r.meaning.as_str())
+            .filter(|meaning| !lower.contains(&meaning.to_ascii_lowercase()))
+            .collect();
+        if !new.is_empty() {
+            out.push_str("\nWhat the failure needs:\n");
+            for meaning in new {
+                out.push_str(&format!("- {meaning}\n"));
+            }
+        }
+    }
+    if let Some(h) = hint {
+        out.push_str(&format!("\nNote: {h}.\n"));
+    }
+    out.push_str(&format!(
+        "\n<sub>Checked with scrub {}.</sub>\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    out
+}
+
+/// The report as text, for a person at a terminal.
+pub fn render(r: &Report) -> String {
+    let mut out = format!("issue #{}: {}\n", r.number, r.title);
+    out.push_str(&format!("category: {} ({})\n", r.category, r.reason));
+    match (&r.repro_source, &r.repro_reason) {
+        (Some(src), Some(why)) => out.push_str(&format!("repro: {src} ({why})\n")),
+        _ => out.push_str("repro: none\n"),
+    }
+    if let Some(sig) = &r.expected_signature {
+        out.push_str(&format!("error in the issue: {sig}\n"));
+    }
+    if !r.risks.is_empty() {
+        out.push_str("risks:\n");
+        for risk in &r.risks {
+            out.push_str(&format!(
+                "  line {}: {}: {}\n",
+                risk.line, risk.kind, risk.snippet
+            ));
+        }
+    }
+    if !r.missing_modules.is_empty() {
+        out.push_str(&format!(
+            "missing modules: {}\n",
+            r.missing_modules.join(", ")
+        ));
+    }
+    if let Some(c) = &r.recent_confirmation {
+        out.push_str(&format!("recent confirmation: {c}\n"));
+    }
+    if let (Some(o), Some(v)) = (&r.outcome, &r.versions) {
+        let torch = v
+            .torch
+            .as_deref()
+            .map(|t| format!(", torch {t}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "outcome: {} ({}) on Python {}{torch}, {} runs agreeing {}\n",
+            o.result, o.detail, v.python, o.runs, o.ratio
+        ));
+    }
+    if let Some(b) = &r.bisect {
+        let probes: Vec<String> = b
+            .probes
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.version,
+                    if p.reproduces { "fails" } else { "fixed" }
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "bisect: last broken {}, first fixed {} ({} rounds: {})\n",
+            b.last_broken.as_deref().unwrap_or("none of those tried"),
+            b.first_fixed.as_deref().unwrap_or("the target interpreter"),
+            b.rounds,
+            probes.join(", ")
+        ));
+        for c in &b.commits {
+            out.push_str(&format!("  {} {} ({})\n", c.pr, c.subject, c.why));
+        }
+    }
+    if let Some(m) = &r.minimized {
+        out.push_str(&format!(
+            "minimized: {} → {} lines, {} (original saved as {})\n",
+            m.original_lines,
+            m.final_lines,
+            m.path.display(),
+            m.original.display()
+        ));
+    }
+    if let Some(h) = &r.hint {
+        out.push_str(&format!("hint: {h}\n"));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    if let Some(stop) = &r.stopped {
+        out.push_str(&format!("stopped at {}: {}\n", stop.step, stop.reason));
+    }
+    if let Some(c) = &r.comment {
+        out.push_str("\ncomment:\n");
+        for line in c.lines() {
+            out.push_str(&format!("  | {line}\n"));
+        }
+    }
+    if r.applied.is_empty() {
+        if r.plan.is_empty() {
+            out.push_str("\nno GitHub changes\n");
+        } else {
+            out.push_str("\nGitHub commands (dry run; --apply runs them):\n");
+            for p in &r.plan {
+                out.push_str(&format!("  {}\n", shell_line(&p.argv)));
+            }
+        }
+    } else {
+        out.push_str("\nGitHub commands run:\n");
+        for a in &r.applied {
+            out.push_str(&format!(
+                "  [{}] {} — {}\n",
+                if a.ok { "ok" } else { "failed" },
+                shell_line(&a.argv),
+                a.note
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,263 @@
+//! Step 6: run the repro as the issue gives it, and say what happened against the issue's
+//! error: the same error, no error, a different error, a crash, a timeout or an OOM.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::exception::final_exception;
+use crate::oracle::{Signature, Verdict};
+use crate::process::{self, Outcome, RunSpec, Status, signal_name};
+
+/// What one run means for the issue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunVerdict {
+    /// `same-error`, `error` (the issue names no error and the run failed), `no-error`,
+    /// `different-error`, `signal`, `crash` (an exit status above 128), `timeout`, `oom`.
+    pub result: &'static str,
+    /// The exception header, the signal, or the status.
+    pub detail: String,
+}
+
+impl RunVerdict {
+    /// Whether the run shows the issue's failure.
+    pub fn reproduces(&self) -> bool {
+        matches!(self.result, "same-error" | "error")
+    }
+}
+
+/// The reproduction: what the runs gave, how often, and the signature to minimize with.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reproduction {
+    pub result: &'static str,
+    pub detail: String,
+    pub reproduces: bool,
+    /// Runs that showed `result`, over all runs: `2/2`, or e.g. `3/5` when runs disagreed.
+    pub ratio: String,
+    pub runs: usize,
+    /// The first two runs disagreed, and the others ran with a fixed seed.
+    pub seeded: bool,
+    pub seconds: f64,
+    /// The signature the minimization keeps: the issue's when it matched, else derived from
+    /// the run.
+    pub signature: Option<String>,
+    /// The end of the first run's stderr.
+    pub stderr_tail: String,
+}
+
+/// Classifies `outcome` against the issue's signature.
+pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
+    let v = |result, detail: String| RunVerdict { result, detail };
+    match outcome.status {
+        Status::TimedOut => v(
+            "timeout",
+            format!("timed out after {:.0} s", outcome.duration.as_secs_f64()),
+        ),
+        Status::Signaled(sig) => {
+            if expected == Some(&Signature::Signal(sig)) {
+                v("same-error", format!("killed by {}", signal_name(sig)))
+            } else {
+                v("signal", format!("killed by {}", signal_name(sig)))
+            }
+        }
+        Status::Exited(0) => v("no-error", "ran to completion without an error".into()),
+        Status::Exited(code) if code > 128 => {
+            let sig = code - 128;
+            if expected == Some(&Signature::Signal(sig)) {
+                v(
+                    "same-error",
+                    format!("exit status {code} ({})", signal_name(sig)),
+                )
+            } else {
+                v(
+                    "crash",
+                    format!("exit status {code} ({})", signal_name(sig)),
+                )
+            }
+        }
+        Status::Exited(code) => {
+            let header = match final_exception(&outcome.stderr) {
+                Some(e) => e.header,
+                None if outcome.stderr.contains("unexpected success") => {
+                    "unittest reported an unexpected success".into()
+                }
+                None => format!("exit status {code} without a traceback"),
+            };
+            let is_oom = |t: &str| t.contains("out of memory") || t.contains("OutOfMemoryError");
+            let expects_oom = expected.is_some_and(|s| is_oom(&s.to_string()));
+            if is_oom(&outcome.stderr) && !expects_oom {
+                return v("oom", header);
+            }
+            match expected {
+                None => v("error", header),
+                Some(sig) => match sig.judge(outcome) {
+                    Verdict::Same => v("same-error", header),
+                    _ => v("different-error", header),
+                },
+            }
+        }
+    }
+}
+
+/// Runs `text` with `python` under `dir`, twice; when the two disagree, three more times as
+/// `seeded` (the text with a fixed seed; `PYTHONHASHSEED=0` is set for every run), and
+/// reports the most common result with its ratio.
+pub fn reproduce(
+    text: &str,
+    seeded: &str,
+    python: &Path,
+    expected: Option<&Signature>,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Reproduction> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("repro.py"), text)?;
+    let spec = RunSpec {
+        python,
+        timeout,
+        env: &[],
+    };
+    let mut outcomes = Vec::new();
+    for _ in 0..2 {
+        outcomes.push(process::run_script_in(dir, text, &spec)?);
+    }
+    let mut verdicts: Vec<RunVerdict> = outcomes.iter().map(|o| classify(o, expected)).collect();
+    if verdicts[0].result != verdicts[1].result {
+        for _ in 0..3 {
+            let o = process::run_script_in(dir, seeded, &spec)?;
+            verdicts.push(classify(&o, expected));
+            outcomes.push(o);
+        }
+    }
+    for (i, o) in outcomes.iter().enumerate() {
+        std::fs::write(dir.join(format!("run-{}.stderr", i + 1)), &o.stderr)?;
+    }
+    // The most common result; on a tie, the one that reproduces.
+    let best = verdicts
+        .iter()
+        .max_by_key(|v| {
+            (
+                verdicts.iter().filter(|w| w.result == v.result).count(),
+                v.reproduces(),
+            )
+        })
+        .expect("at least two runs")
+        .clone();
+    let hits = verdicts.iter().filter(|v| v.result == best.result).count();
+    let first = outcomes
+        .iter()
+        .zip(&verdicts)
+        .find(|(_, v)| v.result == best.result)
+        .map(|(o, _)| o)
+        .expect("the best verdict came from a run");
+    let signature = match (best.result, expected) {
+        ("same-error", Some(sig)) => Some(sig.to_string()),
+        ("error", None) => Signature::derive(first).map(|s| s.to_string()),
+        _ => None,
+    };
+    let tail: Vec<&str> = first.stderr.lines().rev().take(15).collect();
+    Ok(Reproduction {
+        seeded: verdicts.len() > 2,
+        result: best.result,
+        reproduces: best.reproduces(),
+        detail: best.detail,
+        ratio: format!("{hits}/{}", verdicts.len()),
+        runs: verdicts.len(),
+        seconds: (outcomes
+            .iter()
+            .map(|o| o.duration.as_secs_f64())
+            .sum::<f64>()
+            * 1000.0)
+            .round()
+            / 1000.0,
+        signature,
+        stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+    })
+}
+
+/// The versions a report names.
+#[derive(Debug, Clone, Serialize)]
+pub struct Versions {
+    pub python: String,
+    /// `None` when the repro does not use torch, or torch is not importable.
+    pub torch: Option<String>,
+    pub interpreter: String,
+}
+
+/// Asks `python` for its version, and torch's when `with_torch`.
+pub fn versions(python: &Path, with_torch: bool) -> Versions {
+    let script = if with_torch {
+        "import sys\nprint('%d.%d.%d' % sys.version_info[:3])\ntry:\n    import torch\n    print(torch.__version__)\nexcept Exception:\n    pass\n"
+    } else {
+        "import sys\nprint('%d.%d.%d' % sys.version_info[:3])\n"
+    };
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .output();
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let mut lines = text.lines();
+    Versions {
+        python: lines.next().unwrap_or("unknown").to_string(),
+        torch: lines.next().map(str::to_string),
+        interpreter: python.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exited(code: i32, stderr: &str) -> Outcome {
+        Outcome {
+            status: Status::Exited(code),
+            stdout: String::new(),
+            stderr: stderr.into(),
+            duration: Duration::from_millis(10),
+        }
+    }
+
+    const TB: &str = "Traceback (most recent call last):\n  File \"r.py\", line 1, in <module>\n";
+
+    #[test]
+    fn outcomes_are_classified_against_the_issue() {
+        let sig = Signature::parse("ValueError: math domain error").unwrap();
+        let c = |o: &Outcome| classify(o, Some(&sig)).result;
+        assert_eq!(
+            c(&exited(1, &format!("{TB}ValueError: math domain error\n"))),
+            "same-error"
+        );
+        assert_eq!(
+            c(&exited(1, &format!("{TB}KeyError: 'x'\n"))),
+            "different-error"
+        );
+        assert_eq!(c(&exited(0, "")), "no-error");
+        assert_eq!(c(&exited(139, "")), "crash");
+        assert_eq!(
+            c(&exited(
+                1,
+                &format!("{TB}torch.OutOfMemoryError: CUDA out of memory.\n")
+            )),
+            "oom"
+        );
+        let segv = Outcome {
+            status: Status::Signaled(libc::SIGSEGV),
+            ..exited(0, "")
+        };
+        assert_eq!(c(&segv), "signal");
+        assert_eq!(
+            classify(&segv, Some(&Signature::Signal(libc::SIGSEGV))).result,
+            "same-error"
+        );
+        assert_eq!(
+            classify(&exited(1, &format!("{TB}KeyError: 'x'\n")), None).result,
+            "error"
+        );
+    }
+}
