@@ -4,52 +4,69 @@
 use crate::edit::{Candidate, Edit, apply_edits, indent_at, line_start, starts_line};
 use crate::pass::Pass;
 use crate::passes::{ShrinkDims, torch_imports, torch_path};
-use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, span};
+use std::collections::HashMap;
 
-/// A repro that calls `torch.compile` from more than one statement, with
-/// `torch._dynamo.reset()` inserted before every such statement but the first, so that one
-/// compile's caches and guards do not leak into the next; and how many were inserted.
-/// `None` when there is at most one, or when the script does not `import torch`.
+use crate::python::{Expr, Script, Stmt, all_exprs, child_bodies, span};
+
+/// A repro that compiles more than once (`torch.compile` in two statements, or in one that
+/// runs in a loop or a function), with `torch._dynamo.reset()` inserted before every compile
+/// but a first one that runs once, so that one compile's caches and guards do not leak into
+/// the next; and how many were inserted. `None` when it compiles once, already resets, or
+/// does not `import torch`.
 pub fn dynamo_resets(script: &Script) -> Option<(String, usize)> {
     let imports = torch_imports(script);
-    if imports.get("torch").map(String::as_str) != Some("torch") {
-        return None;
-    }
     let text = script.text();
-    let compiles = |stmt: &crate::python::Stmt| {
-        crate::python::child_bodies(stmt).is_empty()
-            && crate::python::all_exprs(std::slice::from_ref(stmt))
-                .into_iter()
-                .flat_map(exprs_of)
-                .any(|e| {
-                    matches!(e, Expr::Call(c)
-                        if torch_path(&imports, &c.func).as_deref() == Some("torch.compile"))
-                })
-    };
-    // Simple statements only: the innermost that hold a call.
-    let mut sites: Vec<usize> = all_bodies(script.body())
-        .into_iter()
-        .flatten()
-        .filter(|s| compiles(s))
-        .map(|s| span(s).start)
-        .filter(|&start| starts_line(text, start))
-        .collect();
-    sites.sort_unstable();
-    sites.dedup();
-    if sites.len() < 2 {
+    if imports.get("torch").map(String::as_str) != Some("torch") || text.contains("_dynamo.reset(")
+    {
         return None;
     }
-    let edits: Vec<Edit> = sites[1..]
+    let mut sites = Vec::new();
+    compile_sites(script.body(), &imports, false, &mut sites);
+    sites.retain(|(start, _)| starts_line(text, *start));
+    let repeated = sites.len() >= 2 || sites.iter().any(|(_, again)| *again);
+    if !repeated {
+        return None;
+    }
+    let edits: Vec<Edit> = sites
         .iter()
-        .map(|&start| {
-            let at = line_start(text, start);
+        .enumerate()
+        .filter(|(i, (_, again))| *i > 0 || *again)
+        .map(|(_, (start, _))| {
+            let at = line_start(text, *start);
             Edit::replace(
                 at..at,
-                format!("{}torch._dynamo.reset()\n", indent_at(text, start)),
+                format!("{}torch._dynamo.reset()\n", indent_at(text, *start)),
             )
         })
         .collect();
     Some((apply_edits(text, &edits)?, edits.len()))
+}
+
+/// The starts of the simple statements that call `torch.compile`, in source order, and
+/// whether each may run more than once (in a loop or a function body).
+fn compile_sites(
+    body: &[Stmt],
+    imports: &HashMap<String, String>,
+    again: bool,
+    out: &mut Vec<(usize, bool)>,
+) {
+    for stmt in body {
+        let children = child_bodies(stmt);
+        if children.is_empty() {
+            let compiles = all_exprs(std::slice::from_ref(stmt)).into_iter().any(|e| {
+                matches!(e, Expr::Call(c)
+                    if torch_path(imports, &c.func).as_deref() == Some("torch.compile"))
+            });
+            if compiles {
+                out.push((span(stmt).start, again));
+            }
+            continue;
+        }
+        let again = again || matches!(stmt, Stmt::For(_) | Stmt::While(_) | Stmt::FunctionDef(_));
+        for child in children {
+            compile_sites(child, imports, again, out);
+        }
+    }
 }
 
 /// The script with `torch.manual_seed(0)` after its top-level imports, marked `# scrub: keep`
@@ -109,11 +126,16 @@ mod tests {
     }
 
     #[test]
-    fn a_reset_goes_before_every_compile_but_the_first() {
-        let text = "import torch\nf = torch.compile(g)\nf(1)\ndef h():\n    k = torch.compile(g, backend='eager')\n    k(2)\n";
+    fn a_reset_goes_before_every_compile_but_a_first_that_runs_once() {
+        let text = "import torch\nf = torch.compile(g)\nf(1)\nfor m in modes:\n    k = torch.compile(g, mode=m)\n    k(2)\n";
         assert_eq!(
             resets(text).unwrap(),
-            "import torch\nf = torch.compile(g)\nf(1)\ndef h():\n    torch._dynamo.reset()\n    k = torch.compile(g, backend='eager')\n    k(2)\n"
+            "import torch\nf = torch.compile(g)\nf(1)\nfor m in modes:\n    torch._dynamo.reset()\n    k = torch.compile(g, mode=m)\n    k(2)\n"
+        );
+        let text = "import torch\nfor m in modes:\n    torch.compile(g, mode=m)(1)\n";
+        assert_eq!(
+            resets(text).unwrap(),
+            "import torch\nfor m in modes:\n    torch._dynamo.reset()\n    torch.compile(g, mode=m)(1)\n"
         );
     }
 
@@ -124,6 +146,9 @@ mod tests {
             None
         );
         assert_eq!(resets("compile(a)\ncompile(b)\n"), None);
+        let reset =
+            "import torch\nf = torch.compile(g)\ntorch._dynamo.reset()\nh = torch.compile(g)\n";
+        assert_eq!(resets(reset), None);
     }
 
     #[test]

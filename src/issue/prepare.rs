@@ -4,59 +4,13 @@
 //!
 //! Each works on the text and returns `None` when it does not apply.
 
-use scrub_reducers::python::{self, PythonVersion, Ranged, Script, Stmt};
-use scrub_reducers::{Candidate, pass};
+use scrub_reducers::python::{PythonVersion, Ranged, Script, Stmt};
 
-/// Inserts `torch._dynamo.reset()` before every statement that calls `torch.compile` when
-/// the script compiles more than once (two such statements, or one inside a loop), so that
-/// a later compile does not reuse what an earlier one cached. `None` when it compiles once,
-/// already resets, or does not `import torch`.
+/// The repro with `torch._dynamo.reset()` before repeated compiles (see
+/// [`scrub_reducers::prepare::dynamo_resets`]).
 pub fn dynamo_resets(text: &str, version: PythonVersion) -> Option<String> {
-    if text.contains("_dynamo.reset()") || !imports_torch(text) {
-        return None;
-    }
     let script = Script::parse(text, version)?;
-    let mut sites = Vec::new();
-    collect_compiles(&script, script.body(), false, &mut sites);
-    let repeated = sites.len() >= 2 || sites.iter().any(|(_, in_loop)| *in_loop);
-    if !repeated {
-        return None;
-    }
-    let mut out = text.to_string();
-    // From the end, so that earlier offsets stay valid.
-    for (start, _) in sites.iter().rev() {
-        let line_start = text[..*start].rfind('\n').map_or(0, |i| i + 1);
-        let indent = &text[line_start..*start];
-        out.insert_str(line_start, &format!("{indent}torch._dynamo.reset()\n"));
-    }
-    Some(out)
-}
-
-fn imports_torch(text: &str) -> bool {
-    text.lines().any(|l| {
-        let l = l.trim_start();
-        l == "import torch" || l.starts_with("import torch ") || l.starts_with("import torch,")
-    })
-}
-
-/// The start offsets of simple statements that call `torch.compile`, and whether each sits
-/// in a loop.
-fn collect_compiles(script: &Script, body: &[Stmt], in_loop: bool, out: &mut Vec<(usize, bool)>) {
-    for stmt in body {
-        let children = python::child_bodies(stmt);
-        if children.is_empty() {
-            if script.slice(stmt).contains("torch.compile(") {
-                out.push((stmt.range().start().to_usize(), in_loop));
-            }
-            continue;
-        }
-        let looping = in_loop || matches!(stmt, Stmt::For(_) | Stmt::While(_));
-        // A def's body runs when called, possibly many times: treat it as a loop.
-        let looping = looping || matches!(stmt, Stmt::FunctionDef(_));
-        for child in children {
-            collect_compiles(script, child, looping, out);
-        }
-    }
+    scrub_reducers::prepare::dynamo_resets(&script).map(|(text, _)| text)
 }
 
 /// Seeds `random` (and torch and numpy when the script imports them) with 0 at the top of the
@@ -88,33 +42,12 @@ pub fn fixed_seed(text: &str, modules: &[String]) -> String {
     format!("{}{prelude}{}", &text[..line_start], &text[line_start..])
 }
 
-/// Every tensor and layer size the `shrink_dims` pass would shrink, shrunk together (the
-/// first proposal for each, which is its smallest size): a script that ran out of memory
-/// gets another chance at the same error. `None` when nothing shrinks.
+/// The repro with every tensor and layer size above 8 set to 8 (see
+/// [`scrub_reducers::prepare::small_sizes`]): a script that ran out of memory gets another
+/// chance at the same error.
 pub fn small_dims(text: &str, version: PythonVersion) -> Option<String> {
     let script = Script::parse(text, version)?;
-    let shrink = pass::by_name("shrink_dims")?;
-    let mut merged: Option<Candidate> = None;
-    for c in shrink.candidates(&script) {
-        merged = Some(match merged {
-            None => c,
-            Some(m) if m.is_disjoint(&c) => {
-                let both = m.merge(&c);
-                if both
-                    .apply(text)
-                    .is_some_and(|t| python::is_valid(&t, version))
-                {
-                    both
-                } else {
-                    m
-                }
-            }
-            Some(m) => m,
-        });
-    }
-    merged?
-        .apply(text)
-        .filter(|t| t != text && python::is_valid(t, version))
+    scrub_reducers::prepare::small_sizes(&script)
 }
 
 #[cfg(test)]
@@ -122,31 +55,6 @@ mod tests {
     use super::*;
 
     const V: PythonVersion = PythonVersion::PY311;
-
-    #[test]
-    fn repeated_compiles_get_a_reset_before_each() {
-        let text = "import torch\n\nf = torch.compile(g)\nf(x)\nfor mode in ['default', 'reduce-overhead']:\n    h = torch.compile(g, mode=mode)\n    h(x)\n";
-        assert_eq!(
-            dynamo_resets(text, V).unwrap(),
-            "import torch\n\ntorch._dynamo.reset()\nf = torch.compile(g)\nf(x)\nfor mode in ['default', 'reduce-overhead']:\n    torch._dynamo.reset()\n    h = torch.compile(g, mode=mode)\n    h(x)\n"
-        );
-    }
-
-    #[test]
-    fn a_single_compile_or_an_existing_reset_is_left_alone() {
-        assert_eq!(
-            dynamo_resets("import torch\nf = torch.compile(g)\n", V),
-            None
-        );
-        assert_eq!(
-            dynamo_resets(
-                "import torch\nf = torch.compile(g)\ntorch._dynamo.reset()\nh = torch.compile(g)\n",
-                V
-            ),
-            None
-        );
-        assert_eq!(dynamo_resets("f = compile('1', 'x', 'eval')\n", V), None);
-    }
 
     #[test]
     fn the_seed_goes_after_future_imports_and_the_docstring() {
