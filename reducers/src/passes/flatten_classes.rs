@@ -17,6 +17,10 @@
 //!   `v_x` when `x` is taken; `v(...)` calls the former `forward` (or `__call__`); names of
 //!   members lose their leading and trailing underscores.
 //!
+//! Apart from that, a method that never uses its `self` (nor `super`), called once as
+//! `receiver.m(...)`, moves out of its class as a function, and the call becomes `m(...)`:
+//! how a test method leaves its `unittest.TestCase` and its test loader behind.
+//!
 //! ## Example
 //! ```python
 //! class Net(nn.Module):            # before
@@ -67,8 +71,7 @@ impl Pass for FlattenClasses {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let scopes = Scopes::of(script.body());
-        // Names a flattened member must not take: every variable of the script.
-        script
+        let mut out: Vec<Candidate> = script
             .body()
             .iter()
             .filter_map(|stmt| match stmt {
@@ -91,7 +94,9 @@ impl Pass for FlattenClasses {
                 }
                 _ => None,
             })
-            .collect()
+            .collect();
+        out.extend(detach_methods(script, &scopes));
+        out
     }
 
     fn may_grow(&self) -> bool {
@@ -346,6 +351,89 @@ fn flatten(
         ),
         edits,
     ))
+}
+
+/// Methods that never use their `self`, called once as `receiver.m(...)`, moved out of their
+/// class as module-level functions: the call becomes `m(...)`, whatever built the receiver
+/// (a test loader, a registry) goes with it, and `inline_calls` can take it from there.
+fn detach_methods(script: &Script, scopes: &Scopes) -> Vec<Candidate> {
+    let text = script.text();
+    let names = crate::python::referenced_names(script.body());
+    // Every variable of the script but the members of classes.
+    let taken: HashSet<&str> = scopes
+        .occurrences
+        .iter()
+        .filter(|o| {
+            !(o.binds && o.scope.is_some_and(|s| scopes.scopes[s].kind == ScopeKind::Class))
+        })
+        .map(|o| o.name)
+        .collect();
+    let exprs = all_exprs(script.body());
+    let mut out = Vec::new();
+    for stmt in script.body() {
+        let Stmt::ClassDef(class) = stmt else {
+            continue;
+        };
+        for (i, member) in class.body.iter().enumerate() {
+            let Stmt::FunctionDef(method) = member else {
+                continue;
+            };
+            let name = method.name.as_str();
+            let Some(this) = first_param(method) else {
+                continue;
+            };
+            let unused_self = !all_exprs(&method.body)
+                .into_iter()
+                .any(|e| is_name(e, this) || is_name(e, "super") || is_name(e, "__class__"));
+            if method.is_async
+                || !method.decorator_list.is_empty()
+                || (name.starts_with("__") && name.ends_with("__"))
+                || !unused_self
+                || taken.contains(name)
+                || names.iter().filter(|n| **n == name).count() != 1
+            {
+                continue;
+            }
+            // The one use: `receiver.m(...)`.
+            let Some(call_target) = exprs.iter().find_map(|e| match e {
+                Expr::Call(c) => match c.func.as_ref() {
+                    Expr::Attribute(a) if a.attr.as_str() == name => Some(span(c.func.as_ref())),
+                    _ => None,
+                },
+                _ => None,
+            }) else {
+                continue;
+            };
+            if span(stmt).contains(&call_target.start) {
+                continue;
+            }
+            let Some(param) = self_param(text, method) else {
+                continue;
+            };
+            let Some(function) = body_at_indent_with(
+                script,
+                std::slice::from_ref(member),
+                "",
+                vec![Edit::delete(param)],
+            ) else {
+                continue;
+            };
+            let after_class = line_end(text, span(stmt).end);
+            out.push(Candidate::new(
+                format!(
+                    "detach {}.{name}() at {}",
+                    class.name,
+                    lines_label(text, &span(member))
+                ),
+                vec![
+                    super::delete_stmt(script, &class.body, i, false),
+                    Edit::replace(after_class..after_class, function),
+                    Edit::replace(call_target, name.to_string()),
+                ],
+            ));
+        }
+    }
+    out
 }
 
 /// Sorts out a class body; `None` when it holds what this pass cannot move.
@@ -781,6 +869,28 @@ c = C()
 print(c.x, x)
 ";
         assert_eq!(results(text), ["x = 2\nc_x = 1\nprint(c_x, x)\n"]);
+    }
+
+    #[test]
+    fn a_method_that_never_uses_self_is_detached_from_its_receiver() {
+        let text = "\
+class TestNorm(unittest.TestCase):
+    def test_close(self):
+        check(1)
+suite = loader.load(TestNorm)
+[*suite][0].test_close()
+";
+        assert_eq!(
+            results(text),
+            ["\
+class TestNorm(unittest.TestCase):
+    pass
+def test_close():
+    check(1)
+suite = loader.load(TestNorm)
+test_close()
+"]
+        );
     }
 
     #[test]
