@@ -15,7 +15,8 @@
 //!   fields bound to the arguments, then `__post_init__`'s body;
 //! - everywhere, `self.x` and `v.x` (for `v = C(args)`) become a module-level name `x`, or
 //!   `v_x` when `x` is taken; `v(...)` calls the former `forward` (or `__call__`); names of
-//!   members lose their leading and trailing underscores.
+//!   members lose their leading and trailing underscores; an instance handed to another
+//!   call, as in `torch.compile(net)`, becomes that function.
 //!
 //! Apart from that, a method that never uses its `self` (nor `super`), called once as
 //! `receiver.m(...)`, moves out of its class as a function, and the call becomes `m(...)`:
@@ -241,6 +242,19 @@ fn flatten(
                     Expr::Call(c) if is_name(&c.func, v) => {
                         Edit::replace(span(c.func.as_ref()), call_target.clone()?)
                     }
+                    // Handed to another call (`torch.compile(model)`): the callable it stands
+                    // for.
+                    Expr::Call(c) if c.arguments.args.iter().any(|a| is_name(a, v)) => {
+                        for arg in c.arguments.args.iter().filter(|a| is_name(a, v)) {
+                            let edit = Edit::replace(span(arg), call_target.clone()?);
+                            if site_range.contains(&edit.range.start) {
+                                return None;
+                            }
+                            edits.push(edit);
+                            seen += 1;
+                        }
+                        continue;
+                    }
                     _ => continue,
                 };
                 if site_range.contains(&edit.range.start) {
@@ -260,6 +274,9 @@ fn flatten(
                     members.get(a.attr.as_str())?.clone(),
                 )),
                 Expr::Call(c) if span(c.func.as_ref()) == span(call) => {
+                    Some(Edit::replace(span(call), call_target.clone()?))
+                }
+                Expr::Call(c) if c.arguments.args.iter().any(|a| span(a) == span(call)) => {
                     Some(Edit::replace(span(call), call_target.clone()?))
                 }
                 _ => None,
@@ -364,7 +381,9 @@ fn detach_methods(script: &Script, scopes: &Scopes) -> Vec<Candidate> {
         .occurrences
         .iter()
         .filter(|o| {
-            !(o.binds && o.scope.is_some_and(|s| scopes.scopes[s].kind == ScopeKind::Class))
+            !(o.binds
+                && o.scope
+                    .is_some_and(|s| scopes.scopes[s].kind == ScopeKind::Class))
         })
         .map(|o| o.name)
         .collect();
@@ -890,6 +909,20 @@ def test_close():
 suite = loader.load(TestNorm)
 test_close()
 "]
+        );
+    }
+
+    #[test]
+    fn an_instance_handed_to_a_call_becomes_its_forward() {
+        let text = "\
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+f = torch.compile(Net(), fullgraph=True)
+";
+        assert_eq!(
+            results(text),
+            ["def forward(x):\n    return x\nf = torch.compile(forward, fullgraph=True)\n"]
         );
     }
 

@@ -2,7 +2,8 @@
 //!
 //! ## What it removes
 //! The operator, call or container around a sub-expression: `f(g(x))` → `g(x)`,
-//! `a.b.c` → `a.b`, `x + y` → `x`, `[x, y]` → `x`, `s if c else t` → `s`. A sub-expression that
+//! `a.b.c` → `a.b`, `x + y` → `x`, `[x, y]` → `x`, `s if c else t` → `s`, and a method call
+//! by its receiver, `model.eval()` → `model`. A sub-expression that
 //! is not atomic is wrapped in parentheses so that it binds as the whole did, and so is a number
 //! before `.name`.
 //!
@@ -103,18 +104,29 @@ fn children(expr: &Expr) -> Vec<&Expr> {
             .flat_map(|p| p.iter_non_variadic_params())
             .filter_map(|p| p.default.as_deref())
             .collect(),
-        _ => {
-            struct Direct<'a>(Vec<&'a Expr>);
-            impl<'a> SourceOrderVisitor<'a> for Direct<'a> {
-                fn visit_expr(&mut self, expr: &'a Expr) {
-                    self.0.push(expr);
-                }
+        // `recv.m(args)` also offers `recv`: the method call goes, its receiver stays.
+        Expr::Call(call) => {
+            let mut out = direct_children(expr);
+            if let Expr::Attribute(a) = call.func.as_ref() {
+                out.push(&a.value);
             }
-            let mut direct = Direct(Vec::new());
-            source_order::walk_expr(&mut direct, expr);
-            direct.0
+            out
+        }
+        _ => direct_children(expr),
+    }
+}
+
+/// The sub-expressions one level down.
+fn direct_children(expr: &Expr) -> Vec<&Expr> {
+    struct Direct<'a>(Vec<&'a Expr>);
+    impl<'a> SourceOrderVisitor<'a> for Direct<'a> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            self.0.push(expr);
         }
     }
+    let mut direct = Direct(Vec::new());
+    source_order::walk_expr(&mut direct, expr);
+    direct.0
 }
 
 /// Whether `expr` is a tuple of subscript indices with a slice among them, as in `a[:, 1]`.
