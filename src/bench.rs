@@ -32,6 +32,9 @@ pub struct CaseRow {
     pub skipped: Option<String>,
     #[serde(default)]
     pub trace: Vec<(usize, usize)>,
+    /// The reduced script, to compare runs (warm against cold, before against after).
+    #[serde(default)]
+    pub final_text: String,
 }
 
 /// One pass's figures summed over the corpus.
@@ -187,6 +190,7 @@ fn row_of(case: &Case, s: &Summary) -> CaseRow {
         lower_bound_ratio: (m > 0.0 && ideal > 0.0).then(|| s.oracle_calls as f64 / ideal),
         skipped: None,
         trace: s.trace.clone(),
+        final_text: std::fs::read_to_string(&s.output).unwrap_or_default(),
     }
 }
 
@@ -206,6 +210,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         lower_bound_ratio: None,
         skipped: Some(why),
         trace: Vec::new(),
+        final_text: String::new(),
     }
 }
 
@@ -288,7 +293,7 @@ pub fn markdown(report: &Report) -> String {
 /// slower is marked.
 pub fn comparison(report: &Report, baseline: &Report) -> String {
     let mut out = String::from(
-        "\n| case | final bytes (new ÷ old) | oracle calls (new ÷ old) | wall (new ÷ old) | |\n|---|---|---|---|---|\n",
+        "\n| case | final bytes (new ÷ old) | oracle calls (new ÷ old) | wall (new ÷ old) | ms per call (new, old) | same output | |\n|---|---|---|---|---|---|---|\n",
     );
     for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
         let Some(old) = baseline
@@ -309,10 +314,18 @@ pub fn comparison(report: &Report, baseline: &Report) -> String {
             (false, true) => "slower",
             (false, false) => "",
         };
+        let per_call = |r: &CaseRow| 1000.0 * r.wall_seconds / r.oracle_calls.max(1) as f64;
+        let same = match (c.final_text.is_empty(), old.final_text.is_empty()) {
+            (false, false) if c.final_text == old.final_text => "yes",
+            (false, false) => "no",
+            _ => "–",
+        };
         let _ = writeln!(
             out,
-            "| {} | {size:.2} | {calls:.2} | {wall:.2} | {mark} |",
-            c.name
+            "| {} | {size:.2} | {calls:.2} | {wall:.2} | {:.0}, {:.0} | {same} | {mark} |",
+            c.name,
+            per_call(c),
+            per_call(old)
         );
     }
     out
