@@ -127,6 +127,10 @@ impl Oracle for ProcessOracle<'_> {
         Ok(verdicts)
     }
 
+    fn seconds(&self, pass: &str) -> Option<f64> {
+        Some(self.oracle_seconds.get(pass).copied().unwrap_or(0.0))
+    }
+
     fn progress(&mut self, p: &Progress) {
         if self.history.last().is_some_and(|h| h != p.text) {
             self.run_dir.log(format!(

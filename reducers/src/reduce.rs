@@ -14,6 +14,13 @@ pub trait Oracle {
 
     /// Told where the reduction stands when a pass starts and when a candidate is accepted.
     fn progress(&mut self, _progress: &Progress) {}
+
+    /// The seconds spent judging the candidates of the pass named `pass` so far, for an
+    /// oracle that measures them; the loop orders passes by bytes removed per second then,
+    /// and per candidate otherwise.
+    fn seconds(&self, _pass: &str) -> Option<f64> {
+        None
+    }
 }
 
 /// The oracle was stopped (Ctrl-C): the loop returns the best script so far.
@@ -291,12 +298,17 @@ impl Run<'_> {
         false
     }
 
-    /// The order of the passes in this round: the bytes each removed per candidate so far,
-    /// most first (ties, and the first round, in registry order); cosmetic passes last.
+    /// The order of the passes in this round: the bytes each removed per second of judging
+    /// so far (per candidate when the oracle does not measure time), most first (ties, and
+    /// the first round, in registry order); cosmetic passes last.
     fn schedule(&self, passes: &[&dyn Pass]) -> Vec<usize> {
         let rate = |i: usize| {
             let s = &self.stats[i];
-            s.bytes_removed as f64 / s.candidates.max(1) as f64
+            let cost = match self.oracle.seconds(s.name) {
+                Some(seconds) => seconds.max(1e-3),
+                None => s.candidates.max(1) as f64,
+            };
+            s.bytes_removed as f64 / cost
         };
         let mut order: Vec<usize> = (0..passes.len()).collect();
         order.sort_by(|&a, &b| {
