@@ -101,9 +101,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         let row = match case.missing_needs(python.as_deref().unwrap_or(Path::new("python3"))) {
             Some(why) => skipped(case, why),
             None => match bench_case(case, args)? {
-                Ok(summary) => {
+                Ok((summary, text)) => {
                     add_passes(&mut report.passes, &summary);
-                    row_of(case, &summary)
+                    row_of(case, &summary, text)
                 }
                 Err(why) => skipped(case, why),
             },
@@ -135,8 +135,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     })
 }
 
-/// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`.
-fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<Summary, String>> {
+/// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`: the
+/// figures and the reduced script.
+fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<(Summary, String), String>> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("repro.py");
     std::fs::copy(case.script(), &file)?;
@@ -163,7 +164,10 @@ fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<Summary, String>> 
         quiet: true,
     };
     Ok(match reduce::reduce(&reduce_args) {
-        Ok(Finish::Reduced(summary)) => Ok(*summary),
+        Ok(Finish::Reduced(summary)) => {
+            let text = std::fs::read_to_string(&summary.output).unwrap_or_default();
+            Ok((*summary, text))
+        }
         Ok(Finish::DoesNotFail) => {
             Err("failed: the original does not fail with its signature".into())
         }
@@ -172,7 +176,7 @@ fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<Summary, String>> 
     })
 }
 
-fn row_of(case: &Case, s: &Summary) -> CaseRow {
+fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
     let (n, m) = (s.original_statements as f64, s.final_statements as f64);
     let ideal = m * (n / m).log2();
     CaseRow {
@@ -190,7 +194,7 @@ fn row_of(case: &Case, s: &Summary) -> CaseRow {
         lower_bound_ratio: (m > 0.0 && ideal > 0.0).then(|| s.oracle_calls as f64 / ideal),
         skipped: None,
         trace: s.trace.clone(),
-        final_text: std::fs::read_to_string(&s.output).unwrap_or_default(),
+        final_text,
     }
 }
 
