@@ -35,6 +35,9 @@ pub struct CaseRow {
     /// The reduced script, to compare runs (warm against cold, before against after).
     #[serde(default)]
     pub final_text: String,
+    /// For a PyTorch case: the simplifications its failure survived.
+    #[serde(default)]
+    pub ladder: Vec<crate::ladder::Rung>,
 }
 
 /// One pass's figures summed over the corpus.
@@ -195,6 +198,7 @@ fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
         skipped: None,
         trace: s.trace.clone(),
         final_text,
+        ladder: s.ladder.clone(),
     }
 }
 
@@ -215,6 +219,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         skipped: Some(why),
         trace: Vec::new(),
         final_text: String::new(),
+        ladder: Vec::new(),
     }
 }
 
@@ -265,6 +270,22 @@ pub fn markdown(report: &Report) -> String {
             if c.bound_met { "yes" } else { "NO" },
             c.bound
         );
+    }
+    let ladders: Vec<&CaseRow> = report
+        .cases
+        .iter()
+        .filter(|c| !c.ladder.is_empty())
+        .collect();
+    if !ladders.is_empty() {
+        out.push_str("\n| case | ladder (✓ still fails there, ✗ needs what it had) |\n|---|---|\n");
+        for c in ladders {
+            let rungs: Vec<String> = c
+                .ladder
+                .iter()
+                .map(|r| format!("{} {}", r.rung, if r.held { "✓" } else { "✗" }))
+                .collect();
+            let _ = writeln!(out, "| {} | {} |", c.name, rungs.join(", "));
+        }
     }
     for c in report.cases.iter().filter(|c| c.skipped.is_some()) {
         let _ = writeln!(out, "\n{}: {}", c.name, c.skipped.as_deref().unwrap_or(""));

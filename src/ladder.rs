@@ -4,12 +4,12 @@
 //! no longer does *held* (the bug does not need it); one the result still stands on did not
 //! (as far as the reduction got). Scripts that do not mention torch have no ladder.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rung {
     /// `cpu`, `float32`, `small_dims`, `aot_eager`, `eager`.
-    pub rung: &'static str,
+    pub rung: String,
     /// Whether the result still fails on this rung.
     pub held: bool,
     /// What it tells a triager.
@@ -30,7 +30,7 @@ pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
             "needs CUDA"
         };
         rungs.push(Rung {
-            rung: "cpu",
+            rung: "cpu".into(),
             held,
             meaning: meaning.into(),
         });
@@ -43,7 +43,7 @@ pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
             "needs its dtype"
         };
         rungs.push(Rung {
-            rung: "float32",
+            rung: "float32".into(),
             held,
             meaning: meaning.into(),
         });
@@ -56,7 +56,7 @@ pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
             "needs sizes above 8"
         };
         rungs.push(Rung {
-            rung: "small_dims",
+            rung: "small_dims".into(),
             held,
             meaning: meaning.into(),
         });
@@ -71,7 +71,7 @@ pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
                 "needs inductor"
             };
             rungs.push(Rung {
-                rung: "aot_eager",
+                rung: "aot_eager".into(),
                 held,
                 meaning: meaning.into(),
             });
@@ -83,7 +83,7 @@ pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
             "needs a compiling backend (aot_eager)"
         };
         rungs.push(Rung {
-            rung: "eager",
+            rung: "eager".into(),
             held,
             meaning: meaning.into(),
         });
