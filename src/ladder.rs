@@ -135,7 +135,7 @@ mod tests {
         let result =
             "import torch\nx = torch.randn(4)\nf = torch.compile(g, backend=\"eager\")\nf(x)\n";
         let rungs = verdict(ORIGINAL, result);
-        let names: Vec<_> = rungs.iter().map(|r| (r.rung, r.held)).collect();
+        let names: Vec<_> = rungs.iter().map(|r| (r.rung.as_str(), r.held)).collect();
         assert_eq!(
             names,
             [
