@@ -299,8 +299,8 @@ impl Run<'_> {
     }
 
     /// The order of the passes in this round: the bytes each removed per second of judging
-    /// so far (per candidate when the oracle does not measure time), most first (ties, and
-    /// the first round, in registry order); cosmetic passes last.
+    /// so far (per candidate when the oracle does not measure time), most first by powers of
+    /// two (ties, and the first round, in registry order); cosmetic passes last.
     fn schedule(&self, passes: &[&dyn Pass]) -> Vec<usize> {
         let rate = |i: usize| {
             let s = &self.stats[i];
@@ -310,12 +310,18 @@ impl Run<'_> {
             };
             s.bytes_removed as f64 / cost
         };
+        // Rates are compared by their power of two: timings are noisy, and a pass order that
+        // flipped with every run would make results differ between runs for no reason.
+        let band = |i: usize| match rate(i) {
+            r if r > 0.0 => r.log2().floor() as i64,
+            _ => i64::MIN,
+        };
         let mut order: Vec<usize> = (0..passes.len()).collect();
         order.sort_by(|&a, &b| {
             passes[a]
                 .is_cosmetic()
                 .cmp(&passes[b].is_cosmetic())
-                .then(rate(b).total_cmp(&rate(a)))
+                .then(band(b).cmp(&band(a)))
         });
         order
     }
