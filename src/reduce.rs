@@ -406,7 +406,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
 }
 
 /// The script the reduction starts from: `text` after the one-off rewrites that keep its
-/// failure (`torch._dynamo.reset()` between repeated compiles), noted in `prepared`.
+/// failure (`torch._dynamo.reset()` between repeated compiles, a kept seed for a repro that
+/// seeds its random numbers), noted in `prepared`.
 fn prepare(
     text: String,
     prepared: &mut Vec<String>,
@@ -415,18 +416,47 @@ fn prepare(
     console: &Console,
     run_dir: &RunDir,
 ) -> String {
-    let resets = scrub_reducers::Script::parse(text.as_str(), options.version)
-        .and_then(|script| scrub_reducers::prepare::dynamo_resets(&script));
-    let Some((resets, n)) = resets else {
-        return text;
-    };
-    let what = format!("inserted torch._dynamo.reset() before {n} repeated torch.compile call(s)");
-    let judged = scrub_reducers::Oracle::judge(oracle, std::slice::from_ref(&resets));
+    let parse = |text: &str| scrub_reducers::Script::parse(text, options.version);
+    let mut text = text;
+    let resets = parse(&text).and_then(|script| scrub_reducers::prepare::dynamo_resets(&script));
+    if let Some((resets, n)) = resets {
+        let what =
+            format!("inserted torch._dynamo.reset() before {n} repeated torch.compile call(s)");
+        text = try_rewrite(text, resets, what, prepared, oracle, console, run_dir);
+    }
+    // A repro that seeds its own random numbers fails deterministically; once a candidate drops
+    // that seed it may fail only by chance, which one run per candidate cannot tell. A seed of
+    // our own, which no pass removes, keeps every candidate deterministic.
+    let seeds_itself = ["manual_seed(", "random.seed(", "np.random.seed("]
+        .iter()
+        .any(|call| text.contains(call));
+    let seeded = parse(&text).and_then(|script| scrub_reducers::prepare::seeded(&script));
+    if let Some(seeded) = seeded.filter(|_| seeds_itself) {
+        let what = format!(
+            "inserted `{}`: the repro seeds its random numbers",
+            scrub_reducers::prepare::SEED_LINE
+        );
+        text = try_rewrite(text, seeded, what, prepared, oracle, console, run_dir);
+    }
+    text
+}
+
+/// `rewritten` when it still fails the same way (and `what` noted in `prepared`), else `text`.
+fn try_rewrite(
+    text: String,
+    rewritten: String,
+    what: String,
+    prepared: &mut Vec<String>,
+    oracle: &mut ProcessOracle,
+    console: &Console,
+    run_dir: &RunDir,
+) -> String {
+    let judged = scrub_reducers::Oracle::judge(oracle, std::slice::from_ref(&rewritten));
     if matches!(judged, Ok(v) if v == [true]) {
         console.say(format!("prepared: {what}"));
         run_dir.log(format!("prepared: {what}"));
         prepared.push(what);
-        resets
+        rewritten
     } else {
         run_dir.log(format!("not prepared (the failure changed): {what}"));
         text

@@ -208,3 +208,24 @@ fn a_flaky_torch_repro_is_stabilised_with_a_seed() {
         "{result}"
     );
 }
+
+#[test]
+fn a_repro_that_seeds_itself_keeps_a_seed_of_its_own() {
+    // Fails only with the right random numbers: once the reduction drops the script's own
+    // seed, the kept one still decides them, so no candidate fails by chance.
+    let text = "import torch\ndef main():\n    torch.manual_seed(0)\n    x = torch.rand(1)\n    if x.item() < 0.5:\n        raise ValueError('unlucky draw')\nmain()\n";
+    let Some((summary, result)) = reduce_json(text, "ValueError: unlucky", &["--exhaustive"])
+    else {
+        return;
+    };
+    let prepared = summary["prepared"][0].as_str().unwrap_or_default();
+    assert!(
+        prepared.contains("the repro seeds its random numbers"),
+        "{summary}"
+    );
+    assert!(
+        result.contains("torch.manual_seed(0)  # scrub: keep"),
+        "{result}"
+    );
+    assert_eq!(summary["verified"], true);
+}

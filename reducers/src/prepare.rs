@@ -69,13 +69,18 @@ fn compile_sites(
     }
 }
 
+/// The line [`seeded`] inserts.
+pub const SEED_LINE: &str = "torch.manual_seed(0)  # scrub: keep";
+
 /// The script with `torch.manual_seed(0)` after its top-level imports, marked `# scrub: keep`
-/// so that no pass removes it: for a flaky repro, whose failure may depend on random values.
-/// `None` when the script does not `import torch` or already seeds it.
+/// so that no pass removes it: for a flaky repro, whose failure may depend on random values,
+/// and for one that seeds its random numbers itself, whose reduction would turn flaky once
+/// its own seed is deleted. `None` when the script does not `import torch` or already has
+/// the line.
 pub fn seeded(script: &Script) -> Option<String> {
     let imports = torch_imports(script);
     let text = script.text();
-    if imports.get("torch").map(String::as_str) != Some("torch") || text.contains("manual_seed") {
+    if imports.get("torch").map(String::as_str) != Some("torch") || text.contains(SEED_LINE) {
         return None;
     }
     let at = script
@@ -83,7 +88,7 @@ pub fn seeded(script: &Script) -> Option<String> {
         .iter()
         .find(|s| !matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)) && !is_docstring(s))
         .map_or(text.len(), |s| line_start(text, span(s).start));
-    let line = "torch.manual_seed(0)  # scrub: keep\n";
+    let line = format!("{SEED_LINE}\n");
     let glue = if at == text.len() && !text.is_empty() && !text.ends_with('\n') {
         "\n"
     } else {
