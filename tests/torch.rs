@@ -101,7 +101,7 @@ fn leftovers(result: &str, ladder: &serde_json::Value) -> Vec<String> {
 fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
     let Some(python) = torch_python() else { return };
     let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
-    let cheap = ["torch_inplace_leaf", "torch_embedding_index"];
+    let cheap = ["torch_storage_resize_segv", "torch_embedding_index"];
     let mut failures = Vec::new();
     for case in torch_cases()
         .iter()
