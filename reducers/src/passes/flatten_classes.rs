@@ -44,7 +44,7 @@
 //! - The class: nested, decorated other than with `dataclass`, with bases other than
 //!   `object` or `nn.Module`, with a body holding more than methods, docstrings and
 //!   assignments to names; a decorated or `async` method; a dataclass with `__init__` or a
-//!   `field(...)` default.
+//!   `field(...)` other than with `default=` or `default_factory=` (which gives `f()`).
 //! - The uses: the class name read more than once or anywhere but in a call at module level;
 //!   the instance used other than as `v.member` or `v(...)`, or bound more than once;
 //!   `self` used other than as `self.member`; a member that the class never sets (one it
@@ -117,8 +117,8 @@ struct Shape<'a> {
     init: Option<&'a ast::StmtFunctionDef>,
     /// Class attributes: the name and the value.
     attributes: Vec<(&'a str, &'a Expr)>,
-    /// A dataclass's fields: the name and the default.
-    fields: Option<Vec<(&'a str, Option<&'a Expr>)>>,
+    /// A dataclass's fields: the name and the default's text.
+    fields: Option<Vec<(&'a str, Option<String>)>>,
 }
 
 /// How the one instance is reached.
@@ -138,7 +138,7 @@ fn flatten(
     class: &ast::StmtClassDef,
 ) -> Option<Candidate> {
     let text = script.text();
-    let shape = shape(class)?;
+    let shape = shape(script, class)?;
     let class_name = class.name.as_str();
 
     // The one instantiation: a call at module level, in a statement on lines of its own.
@@ -456,7 +456,7 @@ fn detach_methods(script: &Script, scopes: &Scopes) -> Vec<Candidate> {
 }
 
 /// Sorts out a class body; `None` when it holds what this pass cannot move.
-fn shape(class: &ast::StmtClassDef) -> Option<Shape<'_>> {
+fn shape<'a>(script: &Script, class: &'a ast::StmtClassDef) -> Option<Shape<'a>> {
     let dataclass = match class.decorator_list.as_slice() {
         [] => false,
         [d] if is_dataclass(&d.expression) => true,
@@ -495,10 +495,12 @@ fn shape(class: &ast::StmtClassDef) -> Option<Shape<'_>> {
                 };
                 match (&mut shape.fields, a.value.as_deref()) {
                     (Some(fields), value) => {
-                        if value.is_some_and(is_field_call) {
-                            return None;
-                        }
-                        fields.push((n.id.as_str(), value));
+                        let default = match value {
+                            Some(v) if is_field_call(v) => field_default(script, v)?,
+                            Some(v) => Some(script.slice(v).to_string()),
+                            None => None,
+                        };
+                        fields.push((n.id.as_str(), default));
                     }
                     (None, Some(value)) => shape.attributes.push((n.id.as_str(), value)),
                     (None, None) => {}
@@ -640,13 +642,16 @@ fn bind_params(
     if params.vararg.is_some() || params.kwarg.is_some() {
         return None;
     }
-    let slots: Vec<(&str, Option<&Expr>)> = params
+    let slots: Vec<(&str, Option<String>)> = params
         .posonlyargs
         .iter()
         .chain(&params.args)
         .skip(1)
         .chain(&params.kwonlyargs)
-        .map(|p| (p.parameter.name.as_str(), p.default.as_deref()))
+        .map(|p| {
+            let default = p.default.as_deref().map(|d| script.slice(d).to_string());
+            (p.parameter.name.as_str(), default)
+        })
         .collect();
     let positional = params.posonlyargs.len() + params.args.len() - 1;
     bind(script, &slots, positional, arguments)
@@ -655,7 +660,7 @@ fn bind_params(
 /// A dataclass's fields bound to a call's arguments and the defaults.
 fn bind_fields<'a>(
     script: &Script,
-    fields: &[(&'a str, Option<&Expr>)],
+    fields: &[(&'a str, Option<String>)],
     arguments: &ast::Arguments,
 ) -> Option<Vec<(&'a str, String)>> {
     let bound = bind(script, fields, fields.len(), arguments)?;
@@ -672,7 +677,7 @@ fn bind_fields<'a>(
 /// arguments in order, any takes a keyword, the rest their default.
 fn bind(
     script: &Script,
-    slots: &[(&str, Option<&Expr>)],
+    slots: &[(&str, Option<String>)],
     positional: usize,
     arguments: &ast::Arguments,
 ) -> Option<Vec<(String, String)>> {
@@ -699,7 +704,7 @@ fn bind(
         .iter()
         .zip(values)
         .map(|((name, default), value)| {
-            let value = value.or_else(|| default.map(|d| script.slice(d).to_string()))?;
+            let value = value.or_else(|| default.clone())?;
             Some((name.to_string(), value))
         })
         .collect()
@@ -741,6 +746,28 @@ fn is_field_call(expr: &Expr) -> bool {
         Expr::Attribute(a) => a.attr.as_str() == "field",
         _ => false,
     })
+}
+
+/// The default a dataclass `field(...)` gives: `default=v` → `v`, `default_factory=f` →
+/// `f()`, neither → none (the field is required); `None` when it takes anything else.
+fn field_default(script: &Script, call: &Expr) -> Option<Option<String>> {
+    let Expr::Call(call) = call else {
+        return None;
+    };
+    if !call.arguments.args.is_empty() {
+        return None;
+    }
+    let mut default = None;
+    for keyword in &call.arguments.keywords {
+        let value = script.slice(&keyword.value);
+        match keyword.arg.as_deref() {
+            Some("default") => default = Some(value.to_string()),
+            Some("default_factory") => default = Some(format!("{value}()")),
+            Some("repr" | "compare" | "hash" | "init" | "kw_only" | "metadata") => {}
+            _ => return None,
+        }
+    }
+    Some(default)
 }
 
 /// `super().__init__(...)` as a statement.
