@@ -23,72 +23,56 @@ pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
     }
     let mut rungs = Vec::new();
     if uses_cuda(original) {
-        let held = !uses_cuda(result);
-        let meaning = if held {
-            "still fails on CPU: not CUDA-specific"
-        } else {
-            "needs CUDA"
-        };
-        rungs.push(Rung {
-            rung: "cpu".into(),
-            held,
-            meaning: meaning.into(),
-        });
+        rungs.push(rung(
+            "cpu",
+            !uses_cuda(result),
+            "still fails on CPU: not CUDA-specific",
+            "needs CUDA",
+        ));
     }
     if uses_low_or_double_precision(original) {
-        let held = !uses_low_or_double_precision(result);
-        let meaning = if held {
-            "still fails in float32: not dtype-specific"
-        } else {
-            "needs its dtype"
-        };
-        rungs.push(Rung {
-            rung: "float32".into(),
-            held,
-            meaning: meaning.into(),
-        });
+        rungs.push(rung(
+            "float32",
+            !uses_low_or_double_precision(result),
+            "still fails in float32: not dtype-specific",
+            "needs its dtype",
+        ));
     }
     if largest_int(original) > 8 {
-        let held = largest_int(result) <= 8;
-        let meaning = if held {
-            "still fails with sizes of 8 or less"
-        } else {
-            "needs sizes above 8"
-        };
-        rungs.push(Rung {
-            rung: "small_dims".into(),
-            held,
-            meaning: meaning.into(),
-        });
+        rungs.push(rung(
+            "small_dims",
+            largest_int(result) <= 8,
+            "still fails with sizes of 8 or less",
+            "needs sizes above 8",
+        ));
     }
     if let Some(before) = backend(original).filter(|b| *b != "eager") {
         let after = backend(result);
         if before == "inductor" {
-            let held = matches!(after, Some("aot_eager" | "eager") | None);
-            let meaning = if held {
-                "still fails with backend=aot_eager: not inductor-specific"
-            } else {
-                "needs inductor"
-            };
-            rungs.push(Rung {
-                rung: "aot_eager".into(),
-                held,
-                meaning: meaning.into(),
-            });
+            rungs.push(rung(
+                "aot_eager",
+                matches!(after, Some("aot_eager" | "eager") | None),
+                "still fails with backend=aot_eager: not inductor-specific",
+                "needs inductor",
+            ));
         }
-        let held = matches!(after, Some("eager") | None);
-        let meaning = if held {
-            "still fails with backend=eager: not a compiler bug"
-        } else {
-            "needs a compiling backend (aot_eager)"
-        };
-        rungs.push(Rung {
-            rung: "eager".into(),
-            held,
-            meaning: meaning.into(),
-        });
+        rungs.push(rung(
+            "eager",
+            matches!(after, Some("eager") | None),
+            "still fails with backend=eager: not a compiler bug",
+            "needs a compiling backend (aot_eager)",
+        ));
     }
     rungs
+}
+
+/// A rung, with what it tells whether it held or not.
+fn rung(name: &str, held: bool, if_held: &str, if_not: &str) -> Rung {
+    Rung {
+        rung: name.into(),
+        held,
+        meaning: if held { if_held } else { if_not }.into(),
+    }
 }
 
 fn uses_cuda(text: &str) -> bool {

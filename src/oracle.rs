@@ -195,16 +195,6 @@ pub fn describe(outcome: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    fn exited(code: i32, stderr: &str) -> Outcome {
-        Outcome {
-            status: Status::Exited(code),
-            stdout: String::new(),
-            stderr: stderr.into(),
-            duration: Duration::ZERO,
-        }
-    }
 
     fn traceback(header: &str) -> String {
         format!(
@@ -251,7 +241,7 @@ mod tests {
     #[test]
     fn a_plain_class_matches_the_last_part_of_a_dotted_one() {
         let sig = Signature::parse("Unsupported: Data-dependent").unwrap();
-        let out = exited(
+        let out = Outcome::exited(
             1,
             &traceback("torch._dynamo.exc.Unsupported: Data-dependent branching"),
         );
@@ -263,7 +253,7 @@ mod tests {
     #[test]
     fn same_class_other_message_is_a_near_miss() {
         let sig = Signature::parse("KeyError: 'calibration'").unwrap();
-        let out = exited(1, &traceback("KeyError: 'gain'"));
+        let out = Outcome::exited(1, &traceback("KeyError: 'gain'"));
         assert_eq!(
             sig.judge(&out),
             Verdict::NearMiss("KeyError: 'gain'".into())
@@ -274,7 +264,7 @@ mod tests {
     fn a_traceback_printed_by_a_script_that_then_succeeds_is_not_a_failure() {
         let sig = Signature::parse("ValueError").unwrap();
         assert_eq!(
-            sig.judge(&exited(0, &traceback("ValueError: x"))),
+            sig.judge(&Outcome::exited(0, &traceback("ValueError: x"))),
             Verdict::Other
         );
     }
@@ -283,7 +273,7 @@ mod tests {
     fn signals_and_exit_statuses_match_exactly() {
         let segv = Outcome {
             status: Status::Signaled(libc::SIGSEGV),
-            ..exited(0, "")
+            ..Outcome::exited(0, "")
         };
         assert_eq!(
             Signature::parse("signal:SIGSEGV").unwrap().judge(&segv),
@@ -294,11 +284,15 @@ mod tests {
             Verdict::Other
         );
         assert_eq!(
-            Signature::parse("exit:3").unwrap().judge(&exited(3, "")),
+            Signature::parse("exit:3")
+                .unwrap()
+                .judge(&Outcome::exited(3, "")),
             Verdict::Same
         );
         assert_eq!(
-            Signature::parse("exit:3").unwrap().judge(&exited(4, "")),
+            Signature::parse("exit:3")
+                .unwrap()
+                .judge(&Outcome::exited(4, "")),
             Verdict::Other
         );
     }
@@ -317,7 +311,7 @@ mod tests {
             Some("'calibration'")
         );
         assert_eq!(stable_part("42"), None);
-        let out = exited(
+        let out = Outcome::exited(
             1,
             &traceback("RuntimeError: expected scalar type Float but found Double"),
         );

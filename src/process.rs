@@ -40,6 +40,19 @@ pub struct Outcome {
     pub duration: Duration,
 }
 
+#[cfg(test)]
+impl Outcome {
+    /// A run that exited with `code` and printed `stderr`, for tests of what reads outcomes.
+    pub(crate) fn exited(code: i32, stderr: &str) -> Outcome {
+        Outcome {
+            status: Status::Exited(code),
+            stdout: String::new(),
+            stderr: stderr.into(),
+            duration: Duration::ZERO,
+        }
+    }
+}
+
 /// What a script run needs besides its text.
 #[derive(Debug, Clone)]
 pub struct RunSpec<'a> {

@@ -23,6 +23,13 @@ impl Edit {
             replacement: replacement.into(),
         }
     }
+
+    /// Whether the edit overlaps one of `ranges` (code marked `# scrub: keep`, say).
+    pub fn touches(&self, ranges: &[Range<usize>]) -> bool {
+        ranges
+            .iter()
+            .any(|r| self.range.start < r.end && r.start < self.range.end)
+    }
 }
 
 /// One proposed change of a pass: what it does, in words, and its edits.

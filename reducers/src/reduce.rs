@@ -416,13 +416,7 @@ fn smaller(text: &str, than: &str) -> bool {
 fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate> {
     let protected = script.protected();
     if !protected.is_empty() {
-        candidates.retain(|c| {
-            !c.edits.iter().any(|e| {
-                protected
-                    .iter()
-                    .any(|p| e.range.start < p.end && p.start < e.range.end)
-            })
-        });
+        candidates.retain(|c| !c.edits.iter().any(|e| e.touches(&protected)));
     }
     candidates
 }

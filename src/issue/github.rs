@@ -99,31 +99,14 @@ pub fn plan(number: u64, repo: &str, node_id: Option<&str>, changes: &Changes) -
         });
     }
     if changes.refresh_triaged {
+        let edit = |flag: &str| argv(&["gh", "issue", "edit", &n, "--repo", repo, flag, "triaged"]);
         out.push(Planned {
             purpose: Purpose::TriagedRemove,
-            argv: argv(&[
-                "gh",
-                "issue",
-                "edit",
-                &n,
-                "--repo",
-                repo,
-                "--remove-label",
-                "triaged",
-            ]),
+            argv: edit("--remove-label"),
         });
         out.push(Planned {
             purpose: Purpose::TriagedAdd,
-            argv: argv(&[
-                "gh",
-                "issue",
-                "edit",
-                &n,
-                "--repo",
-                repo,
-                "--add-label",
-                "triaged",
-            ]),
+            argv: edit("--add-label"),
         });
     }
     if let Some(file) = &changes.comment_file {

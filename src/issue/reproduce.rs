@@ -214,15 +214,6 @@ pub fn versions(python: &Path, with_torch: bool) -> Versions {
 mod tests {
     use super::*;
 
-    fn exited(code: i32, stderr: &str) -> Outcome {
-        Outcome {
-            status: Status::Exited(code),
-            stdout: String::new(),
-            stderr: stderr.into(),
-            duration: Duration::from_millis(10),
-        }
-    }
-
     const TB: &str = "Traceback (most recent call last):\n  File \"r.py\", line 1, in <module>\n";
 
     #[test]
@@ -230,17 +221,20 @@ mod tests {
         let sig = Signature::parse("ValueError: math domain error").unwrap();
         let c = |o: &Outcome| classify(o, Some(&sig)).result;
         assert_eq!(
-            c(&exited(1, &format!("{TB}ValueError: math domain error\n"))),
+            c(&Outcome::exited(
+                1,
+                &format!("{TB}ValueError: math domain error\n")
+            )),
             "same-error"
         );
         assert_eq!(
-            c(&exited(1, &format!("{TB}KeyError: 'x'\n"))),
+            c(&Outcome::exited(1, &format!("{TB}KeyError: 'x'\n"))),
             "different-error"
         );
-        assert_eq!(c(&exited(0, "")), "no-error");
-        assert_eq!(c(&exited(139, "")), "crash");
+        assert_eq!(c(&Outcome::exited(0, "")), "no-error");
+        assert_eq!(c(&Outcome::exited(139, "")), "crash");
         assert_eq!(
-            c(&exited(
+            c(&Outcome::exited(
                 1,
                 &format!("{TB}torch.OutOfMemoryError: CUDA out of memory.\n")
             )),
@@ -248,7 +242,7 @@ mod tests {
         );
         let segv = Outcome {
             status: Status::Signaled(libc::SIGSEGV),
-            ..exited(0, "")
+            ..Outcome::exited(0, "")
         };
         assert_eq!(c(&segv), "signal");
         assert_eq!(
@@ -256,7 +250,7 @@ mod tests {
             "same-error"
         );
         assert_eq!(
-            classify(&exited(1, &format!("{TB}KeyError: 'x'\n")), None).result,
+            classify(&Outcome::exited(1, &format!("{TB}KeyError: 'x'\n")), None).result,
             "error"
         );
     }

@@ -55,7 +55,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::{body_at_indent_with, first_param, lines_label};
+use super::{body_at_indent_with, first_param, lines_label, match_arguments};
 use crate::edit::{
     Candidate, Edit, deletion_range, ends_line, indent_at, line_end, line_start, starts_line,
 };
@@ -72,6 +72,7 @@ impl Pass for FlattenClasses {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let scopes = Scopes::of(script.body());
+        let exprs = all_exprs(script.body());
         let mut out: Vec<Candidate> = script
             .body()
             .iter()
@@ -91,12 +92,12 @@ impl Pass for FlattenClasses {
                         .filter(|o| !(o.binds && in_class(o)))
                         .map(|o| o.name)
                         .collect();
-                    flatten(script, &scopes, &taken, stmt, class)
+                    flatten(script, &scopes, &exprs, &taken, stmt, class)
                 }
                 _ => None,
             })
             .collect();
-        out.extend(detach_methods(script, &scopes));
+        out.extend(detach_methods(script, &scopes, &exprs));
         out
     }
 
@@ -133,6 +134,7 @@ enum Instance<'a> {
 fn flatten(
     script: &Script,
     scopes: &Scopes,
+    exprs: &[&Expr],
     taken: &HashSet<&str>,
     stmt: &Stmt,
     class: &ast::StmtClassDef,
@@ -155,7 +157,6 @@ fn flatten(
     if read.scope.is_some() || occurrences(class_name, true).len() != 1 {
         return None;
     }
-    let exprs = all_exprs(script.body());
     let call = exprs.iter().find_map(|e| match e {
         Expr::Call(c) if span(c.func.as_ref()) == read.range => Some(c),
         _ => None,
@@ -234,7 +235,7 @@ fn flatten(
                 return None;
             }
             let mut seen = 0;
-            for e in &exprs {
+            for e in exprs {
                 let edit = match e {
                     Expr::Attribute(a) if is_name(&a.value, v) => {
                         Edit::replace(span(*e), members.get(a.attr.as_str())?.clone())
@@ -373,7 +374,7 @@ fn flatten(
 /// Methods that never use their `self`, called once as `receiver.m(...)`, moved out of their
 /// class as module-level functions: the call becomes `m(...)`, whatever built the receiver
 /// (a test loader, a registry) goes with it, and `inline_calls` can take it from there.
-fn detach_methods(script: &Script, scopes: &Scopes) -> Vec<Candidate> {
+fn detach_methods(script: &Script, scopes: &Scopes, exprs: &[&Expr]) -> Vec<Candidate> {
     let text = script.text();
     let names = crate::python::referenced_names(script.body());
     // Every variable of the script but the members of classes.
@@ -387,7 +388,6 @@ fn detach_methods(script: &Script, scopes: &Scopes) -> Vec<Candidate> {
         })
         .map(|o| o.name)
         .collect();
-    let exprs = all_exprs(script.body());
     let mut out = Vec::new();
     for stmt in script.body() {
         let Stmt::ClassDef(class) = stmt else {
@@ -681,30 +681,15 @@ fn bind(
     positional: usize,
     arguments: &ast::Arguments,
 ) -> Option<Vec<(String, String)>> {
-    if arguments.args.len() > positional
-        || arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
-    {
-        return None;
-    }
-    let mut values: Vec<Option<String>> = vec![None; slots.len()];
-    for (slot, arg) in values.iter_mut().zip(&arguments.args) {
-        *slot = Some(script.slice(arg).to_string());
-    }
-    for keyword in &arguments.keywords {
-        let name = keyword.arg.as_ref()?.as_str();
-        let i = slots.iter().position(|(n, _)| *n == name)?;
-        if values[i]
-            .replace(script.slice(&keyword.value).to_string())
-            .is_some()
-        {
-            return None;
-        }
-    }
+    let names: Vec<&str> = slots.iter().map(|(n, _)| *n).collect();
+    let given = match_arguments(&names, positional, arguments)?;
     slots
         .iter()
-        .zip(values)
+        .zip(given)
         .map(|((name, default), value)| {
-            let value = value.or_else(|| default.clone())?;
+            let value = value
+                .map(|v| script.slice(v).to_string())
+                .or(default.clone())?;
             Some((name.to_string(), value))
         })
         .collect()

@@ -55,7 +55,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
-use super::{body_at_indent_with, delete_stmts, first_param, lines_label};
+use super::{body_at_indent_with, delete_stmts, first_param, lines_label, match_arguments};
 use crate::edit::{
     Candidate, Edit, apply_edits_within, deletion_range, ends_line, indent_at, line_end,
     line_start, starts_line,
@@ -155,22 +155,8 @@ fn inline_expression(
         .chain(&params.kwonlyargs)
         .collect();
     let positional = params.posonlyargs.len() + params.args.len();
-    let arguments = &call.arguments;
-    if arguments.args.len() > positional
-        || arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
-    {
-        return None;
-    }
-    let mut given: Vec<Option<&Expr>> = vec![None; slots.len()];
-    for (slot, arg) in given.iter_mut().zip(&arguments.args) {
-        *slot = Some(arg);
-    }
-    for keyword in &arguments.keywords {
-        let i = slots
-            .iter()
-            .position(|p| Some(p.parameter.name.as_str()) == keyword.arg.as_deref())?;
-        given[i] = Some(&keyword.value);
-    }
+    let names: Vec<&str> = slots.iter().map(|p| p.parameter.name.as_str()).collect();
+    let given = match_arguments(&names, positional, &call.arguments)?;
     let values: Vec<&Expr> = slots
         .iter()
         .zip(given)

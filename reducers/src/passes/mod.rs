@@ -56,6 +56,34 @@ pub(crate) fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
     Some(first.parameter.name.as_str())
 }
 
+/// The argument each of the slots `names` receives from a call: the positional arguments in
+/// order to the first `positional` slots, the keywords by name; `None` for a slot left to its
+/// default. `None` overall for a `*` or `**` argument, too many positional arguments, or a
+/// keyword that names no slot or one already given.
+pub(crate) fn match_arguments<'a>(
+    names: &[&str],
+    positional: usize,
+    arguments: &'a ast::Arguments,
+) -> Option<Vec<Option<&'a Expr>>> {
+    if arguments.args.len() > positional
+        || arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+    {
+        return None;
+    }
+    let mut given: Vec<Option<&Expr>> = vec![None; names.len()];
+    for (slot, arg) in given.iter_mut().zip(&arguments.args) {
+        *slot = Some(arg);
+    }
+    for keyword in &arguments.keywords {
+        let name = keyword.arg.as_deref()?;
+        let i = names.iter().position(|n| *n == name)?;
+        if given[i].replace(&keyword.value).is_some() {
+            return None;
+        }
+    }
+    Some(given)
+}
+
 /// 1-based line number of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset].bytes().filter(|&b| b == b'\n').count() + 1

@@ -511,26 +511,20 @@ fn key_of(expr: &Expr) -> Option<Key> {
 /// else: no call, no new mutable object.
 fn is_pure(value: &Expr) -> bool {
     crate::python::exprs_of(value).iter().all(|e| {
-        matches!(
-            e,
-            Expr::Name(_)
-                | Expr::Attribute(_)
-                | Expr::Subscript(_)
-                | Expr::Slice(_)
-                | Expr::NumberLiteral(_)
-                | Expr::StringLiteral(_)
-                | Expr::BytesLiteral(_)
-                | Expr::BooleanLiteral(_)
-                | Expr::NoneLiteral(_)
-                | Expr::EllipsisLiteral(_)
-                | Expr::FString(_)
-                | Expr::UnaryOp(_)
-                | Expr::BinOp(_)
-                | Expr::BoolOp(_)
-                | Expr::Compare(_)
-                | Expr::Tuple(_)
-                | Expr::If(_)
-        )
+        crate::python::is_literal(e)
+            || matches!(
+                e,
+                Expr::Name(_)
+                    | Expr::Attribute(_)
+                    | Expr::Subscript(_)
+                    | Expr::Slice(_)
+                    | Expr::UnaryOp(_)
+                    | Expr::BinOp(_)
+                    | Expr::BoolOp(_)
+                    | Expr::Compare(_)
+                    | Expr::Tuple(_)
+                    | Expr::If(_)
+            )
     })
 }
 

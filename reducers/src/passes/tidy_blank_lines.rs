@@ -69,11 +69,7 @@ impl Pass for TidyBlankLines {
             edits.retain(|e| e.range.end <= end);
             edits.push(Edit::delete(end..text.len()));
         }
-        edits.retain(|e| {
-            !protected
-                .iter()
-                .any(|p| e.range.start < p.end && p.start < e.range.end)
-        });
+        edits.retain(|e| !e.touches(&protected));
         if edits.is_empty() {
             return Vec::new();
         }
