@@ -131,6 +131,43 @@ impl Oracle for ProcessOracle<'_> {
         Some(self.oracle_seconds.get(pass).copied().unwrap_or(0.0))
     }
 
+    fn crash(&mut self, text: &str) -> Option<scrub_reducers::Crash> {
+        // Only an exception has a traceback to follow.
+        if !matches!(self.sig, Signature::Exception { .. }) {
+            return None;
+        }
+        let env = self.workers.env_of(0);
+        let spec = process::RunSpec {
+            python: &self.workers.python,
+            timeout: self.workers.timeout,
+            env: &env,
+        };
+        let start = Instant::now();
+        let crash = crate::probe::crash(text, &spec);
+        *self.oracle_seconds.entry(self.pass.clone()).or_default() += start.elapsed().as_secs_f64();
+        self.calls += 1;
+        match crash {
+            Ok(crash) => {
+                self.run_dir.log(format!(
+                    "probe: {}",
+                    crash
+                        .as_ref()
+                        .map_or("no traceback through the script".into(), |c| {
+                            format!(
+                                "failing lines {:?}",
+                                c.frames.iter().map(|f| f.line).collect::<Vec<_>>()
+                            )
+                        })
+                ));
+                crash
+            }
+            Err(e) => {
+                self.run_dir.log(format!("probe failed: {e:#}"));
+                None
+            }
+        }
+    }
+
     fn progress(&mut self, p: &Progress) {
         if self.history.last().is_some_and(|h| h != p.text) {
             self.run_dir.log(format!(

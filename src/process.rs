@@ -71,22 +71,29 @@ pub struct Interrupted;
 /// `PYTHONHASHSEED=0`. Errors are failures to run at all; an interruption is an error of
 /// type [`Interrupted`].
 pub fn run_script(text: &str, spec: &RunSpec) -> Result<Outcome> {
-    run_prepared(prepare_dir(text)?, spec)
+    run_prepared(prepare_dir(text)?, spec, &["repro.py"])
+}
+
+/// [`run_script`], with the interpreter given `args` instead of `repro.py` (`-c CODE`, which
+/// then runs `repro.py` itself).
+pub fn run_script_with(text: &str, spec: &RunSpec, args: &[&str]) -> Result<Outcome> {
+    run_prepared(prepare_dir(text)?, spec, args)
 }
 
 /// [`run_script`] with the temporary directory made under `parent` (`scrub issue` runs
 /// every repro under `/tmp/scrub-N/`).
 pub fn run_script_in(parent: &Path, text: &str, spec: &RunSpec) -> Result<Outcome> {
-    run_prepared(prepare_dir_in(text, Some(parent))?, spec)
+    run_prepared(prepare_dir_in(text, Some(parent))?, spec, &["repro.py"])
 }
 
 fn run_prepared(
     (dir, mut out, mut err): (tempfile::TempDir, fs::File, fs::File),
     spec: &RunSpec,
+    args: &[&str],
 ) -> Result<Outcome> {
     let work = dir.path().join("work");
     let mut command = StdCommandWrap::with_new(spec.python, |c| {
-        c.arg("repro.py")
+        c.args(args)
             .current_dir(&work)
             .env("PYTHONHASHSEED", "0")
             .envs(spec.env.iter().map(|(k, v)| (k, v)))

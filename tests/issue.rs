@@ -316,7 +316,9 @@ fn a_dry_run_reproduces_minimizes_and_changes_nothing() {
     let minimized_text = std::fs::read_to_string(&minimized).unwrap();
     assert!(original_text.contains("def parse_args"));
     assert!(minimized_text.lines().count() < original_text.lines().count() / 2);
-    assert!(minimized_text.contains("warmup"), "{minimized_text}");
+    // The failure is the script's own comparison with the `None` that `load_state_dict` put
+    // there: the minimized repro is that comparison.
+    assert!(minimized_text.contains(" < "), "{minimized_text}");
     let comment = report["comment"].as_str().unwrap();
     assert!(
         comment.starts_with("This issue still reproduces on Python 3."),

@@ -4,6 +4,7 @@
 //! loop asks an [`Oracle`] whether candidates still fail; the binary implements it with
 //! worker processes, the tests with one-line fakes.
 
+pub mod crash;
 pub mod edit;
 pub mod pass;
 pub mod passes;
@@ -12,6 +13,7 @@ pub mod python;
 pub mod reduce;
 pub mod scopes;
 
+pub use crash::{Crash, Frame};
 pub use edit::{Candidate, Edit, count_lines};
 pub use pass::{PASSES, Pass};
 pub use python::{PythonVersion, Script};

@@ -1,5 +1,6 @@
 //! What a pass is, and the ordered registry of passes.
 
+use crate::crash::Crash;
 use crate::edit::Candidate;
 use crate::passes::*;
 use crate::python::Script;
@@ -14,6 +15,18 @@ pub trait Pass: Sync {
 
     /// The candidates for `script`, best first.
     fn candidates(&self, script: &Script) -> Vec<Candidate>;
+
+    /// Whether the pass needs to know where the script fails: the loop then asks the oracle
+    /// (see [`Oracle::crash`](crate::Oracle::crash)) and calls
+    /// [`candidates_at`](Pass::candidates_at) instead of `candidates`.
+    fn reads_crash(&self) -> bool {
+        false
+    }
+
+    /// The candidates for `script`, which fails as `crash` says, best first.
+    fn candidates_at(&self, script: &Script, _crash: &Crash) -> Vec<Candidate> {
+        self.candidates(script)
+    }
 
     /// Whether the pass only tidies (comments, blank lines) and so still runs once after the
     /// reduction stopped at its target.
@@ -55,8 +68,10 @@ pub trait Pass: Sync {
 /// an already small script; blank lines left behind and comments, which count as lines, are
 /// tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
+    &JumpToCrash,
     &DeleteStatements,
     &DropSetup,
+    &DropAnnotations,
     &CpuFloat32,
     &ShrinkDims,
     &UnwrapBlocks,

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use crate::crash::Crash;
 use crate::edit::{Candidate, count_lines};
 use crate::pass::Pass;
 use crate::python::{PythonVersion, Script, Stmt};
@@ -19,6 +20,13 @@ pub trait Oracle {
     /// oracle that measures them; the loop orders passes by bytes removed per second then,
     /// and per candidate otherwise.
     fn seconds(&self, _pass: &str) -> Option<f64> {
+        None
+    }
+
+    /// Where `text` (a script the loop accepted) fails, for the passes that read it (see
+    /// [`Pass::reads_crash`]); `None` when the oracle cannot tell. Its cost is charged to the
+    /// pass named in the last [`progress`](Oracle::progress).
+    fn crash(&mut self, _text: &str) -> Option<Crash> {
         None
     }
 }
@@ -187,6 +195,7 @@ pub fn reduce(
         options,
         round: 0,
         pumps: Vec::new(),
+        crash_misses: 0,
     };
     let stop = run.rounds(passes);
     if stop == StopReason::TargetReached {
@@ -216,7 +225,12 @@ struct Run<'a> {
     round: usize,
     /// Pumps that grew the script and wait for their verdict, oldest first.
     pumps: Vec<Pump>,
+    /// Rounds in a row in which a pass that reads the failure accepted nothing.
+    crash_misses: usize,
 }
+
+/// See [`Run::proposals`].
+const CRASH_PATIENCE: usize = 3;
 
 /// A pump that grew the script: the script before it, the pass, and the round it ran in.
 struct Pump {
@@ -253,7 +267,16 @@ impl Run<'_> {
             let at_start = self.current.text().to_string();
             let mut gave_up = false;
             for i in self.schedule(passes) {
-                match self.pass(i, passes[i], patient) {
+                let accepted = self.stats[i].accepted;
+                let end = self.pass(i, passes[i], patient);
+                if passes[i].reads_crash() {
+                    if self.stats[i].accepted == accepted {
+                        self.crash_misses += 1;
+                    } else {
+                        self.crash_misses = 0;
+                    }
+                }
+                match end {
                     Err(Interrupted) => return StopReason::Interrupted,
                     Ok(PassEnd::TargetReached) => return StopReason::TargetReached,
                     Ok(PassEnd::GaveUp) => gave_up = true,
@@ -326,11 +349,28 @@ impl Run<'_> {
         order
     }
 
+    /// The candidates of `pass` for the current script, but those that touch kept code. A pass
+    /// that reads where the script fails gets none once it came away empty-handed
+    /// `CRASH_PATIENCE` rounds in a row: asking costs a run of the script.
+    fn proposals(&mut self, pass: &dyn Pass) -> Vec<Candidate> {
+        let candidates = if !pass.reads_crash() {
+            pass.candidates(&self.current)
+        } else if self.crash_misses >= CRASH_PATIENCE {
+            Vec::new()
+        } else {
+            match self.oracle.crash(self.current.text()) {
+                Some(crash) => pass.candidates_at(&self.current, &crash),
+                None => Vec::new(),
+            }
+        };
+        unprotected(candidates, &self.current)
+    }
+
     /// Runs pass number `i` over the current script until its candidates run out.
     fn pass(&mut self, i: usize, pass: &dyn Pass, patient: bool) -> Result<PassEnd, Interrupted> {
         self.oracle
             .progress(&progress(pass.name(), self.round, &self.current));
-        let mut candidates = unprotected(pass.candidates(&self.current), &self.current);
+        let mut candidates = self.proposals(pass);
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         loop {
@@ -391,7 +431,7 @@ impl Run<'_> {
                 return Ok(PassEnd::TargetReached);
             }
             cursor = window[first].0;
-            candidates = unprotected(pass.candidates(&self.current), &self.current);
+            candidates = self.proposals(pass);
         }
     }
 }

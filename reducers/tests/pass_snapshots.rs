@@ -2,12 +2,15 @@
 //!
 //! A fixture lives in `fixtures/<pass name>/`; its snapshot lists each candidate in the order
 //! the pass proposes it, whether the result parses, and the result as a diff of the fixture.
+//! A pass that reads where the script fails takes it from `<fixture>.crash.json`, in the form
+//! the probe reports it.
 
 use std::fmt::Write;
 use std::path::Path;
 
 use scrub_reducers::pass::by_name;
 use scrub_reducers::python::{PythonVersion, Script, is_valid};
+use scrub_reducers::{Crash, Frame};
 use similar::TextDiff;
 
 const VERSION: PythonVersion = PythonVersion::PY311;
@@ -22,7 +25,11 @@ fn render(path: &Path) -> String {
     let pass = by_name(pass_name).unwrap_or_else(|| panic!("no pass is named {pass_name}"));
     let text = std::fs::read_to_string(path).expect("fixture is readable");
     let script = Script::parse(text.as_str(), VERSION).expect("fixture parses");
-    let candidates = pass.candidates(&script);
+    let candidates = if pass.reads_crash() {
+        pass.candidates_at(&script, &crash_of(path))
+    } else {
+        pass.candidates(&script)
+    };
     let mut out = format!("{} candidates\n", candidates.len());
     for (i, candidate) in candidates.iter().enumerate() {
         let Some(after) = candidate.apply(&text) else {
@@ -54,6 +61,38 @@ fn render(path: &Path) -> String {
         .unwrap();
     }
     out
+}
+
+/// The crash recorded beside a fixture: `[{"line", "function", "locals", "values"}]`.
+fn crash_of(fixture: &Path) -> Crash {
+    let path = fixture.with_extension("crash.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let frames: Vec<serde_json::Value> = serde_json::from_str(&text).expect("crash JSON");
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .expect("an array")
+            .iter()
+            .map(|s| s.as_str().expect("a string").to_string())
+            .collect()
+    };
+    let frames = frames
+        .iter()
+        .map(|f| Frame {
+            line: f["line"].as_u64().expect("line") as usize,
+            in_function: f["function"].as_bool().expect("function"),
+            locals: strings(&f["locals"]),
+            values: f["values"]
+                .as_array()
+                .expect("values")
+                .iter()
+                .map(|pair| {
+                    let pair = strings(pair);
+                    (pair[0].clone(), pair[1].clone())
+                })
+                .collect(),
+        })
+        .collect();
+    Crash { frames }
 }
 
 #[test]

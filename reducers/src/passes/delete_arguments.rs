@@ -1,9 +1,12 @@
-//! Delete call arguments and keyword arguments.
+//! Delete call arguments and keyword arguments, and class bases.
 //!
 //! ## What it removes
 //! For every call, first all of its arguments at once, then each positional or keyword
 //! argument alone with its comma, the longest first. An argument on lines of its own goes
 //! with those lines, its trailing comment included, and leaves its neighbours' comments.
+//! The bases and keywords of a class statement go the same way; and a base that is a
+//! module-level class may be replaced by that class's own bases (`class ManifestError(ReleaseError)`
+//! becomes `class ManifestError(Exception)`), so that the class in between can go.
 //!
 //! ## Example
 //! ```python
@@ -12,12 +15,14 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Calls without arguments.
+//! Calls without arguments; bases other than plain names of module-level classes.
 
 use super::{largest_first, line_of, short};
 use crate::edit::{Candidate, Edit, list_item_range};
 use crate::pass::Pass;
-use crate::python::{Expr, Ranged, Script, all_exprs, span};
+use std::collections::HashMap;
+
+use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, ast, span};
 
 pub struct DeleteArguments;
 
@@ -29,40 +34,95 @@ impl Pass for DeleteArguments {
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let mut out = Vec::new();
-        for expr in all_exprs(script.body()) {
-            let Expr::Call(call) = expr else { continue };
-            let items: Vec<_> = call
-                .arguments
+        let calls = all_exprs(script.body())
+            .into_iter()
+            .filter_map(|e| match e {
+                Expr::Call(call) => Some((
+                    &call.arguments,
+                    format!("{}()", short(script.slice(&*call.func))),
+                )),
+                _ => None,
+            });
+        let classes = all_bodies(script.body())
+            .into_iter()
+            .flatten()
+            .filter_map(|s| match s {
+                Stmt::ClassDef(c) => Some((c.arguments.as_deref()?, format!("class {}", c.name))),
+                _ => None,
+            });
+        for (arguments, callee) in calls.chain(classes) {
+            let items: Vec<_> = arguments
                 .iter_source_order()
                 .map(|a| span(&a.range()))
                 .collect();
-            let line = line_of(text, span(expr).start);
-            let callee = short(script.slice(&*call.func));
-            let no_arguments = || Edit::replace(span(&call.arguments), "()");
+            let line = line_of(text, span(arguments).start);
+            let no_arguments = || Edit::replace(span(arguments), "()");
             match items.len() {
                 0 => {}
                 // A lone argument may have a trailing comma, which cannot stay alone.
                 1 => out.push(Candidate::new(
-                    format!("delete the argument of {callee}() at line {line}"),
+                    format!("delete the argument of {callee} at line {line}"),
                     vec![no_arguments()],
                 )),
                 n => {
                     out.push(Candidate::new(
-                        format!("delete all arguments of {callee}() at line {line}"),
+                        format!("delete all arguments of {callee} at line {line}"),
                         vec![no_arguments()],
                     ));
                     for i in 0..n {
                         out.push(Candidate::new(
-                            format!("delete argument {} of {callee}() at line {line}", i + 1),
+                            format!("delete argument {} of {callee} at line {line}", i + 1),
                             vec![Edit::delete(list_item_range(text, &items, i))],
                         ));
                     }
                 }
             }
         }
+        out.extend(skipped_bases(script));
         largest_first(&mut out);
         out
     }
+}
+
+/// `class C(B)` → `class C(A)` where `class B(A)` is a module-level class: `C` skips a base
+/// that only stands between it and one it needs (an exception hierarchy, an abstract base).
+fn skipped_bases(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let module_classes: HashMap<&str, &ast::StmtClassDef> = script
+        .body()
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::ClassDef(c) => Some((c.name.as_str(), c)),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        let Stmt::ClassDef(class) = stmt else {
+            continue;
+        };
+        for base in class.bases() {
+            let Expr::Name(name) = base else { continue };
+            let Some(parent) = module_classes.get(name.id.as_str()) else {
+                continue;
+            };
+            if parent.name == class.name {
+                continue;
+            }
+            // A base without bases leaves `class C()`, or `class C(, D)`, which does not parse
+            // and is never tried.
+            let grand: Vec<&str> = parent.bases().iter().map(|b| script.slice(b)).collect();
+            let line = line_of(text, span(stmt).start);
+            out.push(Candidate::new(
+                format!(
+                    "class {} at line {line} skips its base {}",
+                    class.name, name.id
+                ),
+                vec![Edit::replace(span(base), grand.join(", "))],
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -72,6 +132,20 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&DeleteArguments, text)
+    }
+
+    #[test]
+    fn a_class_skips_a_base_for_that_base_s_bases() {
+        let text = "class A(Exception): pass\nclass B(A): pass\n";
+        let texts = results(text);
+        assert!(
+            texts.contains(&"class A(Exception): pass\nclass B(Exception): pass\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"class A(Exception): pass\nclass B(): pass\n".to_string()),
+            "{texts:?}"
+        );
     }
 
     #[test]

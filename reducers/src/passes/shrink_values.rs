@@ -1,10 +1,12 @@
-//! Shrink literal values: integers toward 0 and 1, strings toward the empty string.
+//! Shrink literal values: integers toward 0 and 1, strings toward the empty string, lists,
+//! tuples and dicts to empty ones.
 //!
 //! ## What it removes
 //! Size that a value does not need: an integer `n` other than 0 or 1 becomes `0`, `1` or
 //! `n / 2` (so `range(100)` gets to `range(1)` by halving), a float other than `0.0`/`1.0`
 //! becomes `0.0` or `1.0`, a string becomes empty, its first half or its second half — and,
-//! round after round, the part the failure needs.
+//! round after round, the part the failure needs. A list, parenthesized tuple or dict display
+//! becomes `[]`, `()` or `{}`.
 //!
 //! ## Example
 //! ```python
@@ -51,6 +53,10 @@ impl Pass for ShrinkValues {
                 Expr::StringLiteral(s) if !s.value.is_implicit_concatenated() => {
                     shorter_strings(code)
                 }
+                // Deleting elements stops at one; the empty display is one step further.
+                Expr::List(l) if !l.elts.is_empty() => vec!["[]".into()],
+                Expr::Tuple(t) if !t.elts.is_empty() && t.parenthesized => vec!["()".into()],
+                Expr::Dict(d) if !d.items.is_empty() => vec!["{}".into()],
                 _ => Vec::new(),
             };
             smaller.dedup();
@@ -120,6 +126,13 @@ mod tests {
             ["r\"\"\"\"\"\"", "r\"\"\"x\"\"\"", "r\"\"\"y\"\"\""]
         );
         assert!(shorter_strings("''").is_empty());
+    }
+
+    #[test]
+    fn displays_shrink_to_empty() {
+        let texts = crate::passes::candidate_texts(&ShrinkValues, "{'a': 0}['k']\n");
+        assert!(texts.contains(&"{}['k']\n".to_string()), "{texts:?}");
+        assert!(crate::passes::candidate_texts(&ShrinkValues, "x = {}, []\n").is_empty());
     }
 
     #[test]

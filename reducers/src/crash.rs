@@ -1,0 +1,23 @@
+//! Where a script fails, as the oracle saw it: what a pass that reads the failure is given.
+
+/// The frames of the script on the failing traceback, innermost first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Crash {
+    pub frames: Vec<Frame>,
+}
+
+/// One frame of the script on the failing traceback.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frame {
+    /// The line (1-based) the frame was running.
+    pub line: usize,
+    /// Whether the frame is a function's (not the module's).
+    pub in_function: bool,
+    /// The names local to the frame's function: code that still reads one of them cannot
+    /// leave the function.
+    pub locals: Vec<String>,
+    /// Expressions (names, attributes, subscripts) read on that line, by their source text,
+    /// with the source of their value at the failure: a literal (`{'factory': {}}`) or the
+    /// name of a module-level class or function of the script.
+    pub values: Vec<(String, String)>,
+}

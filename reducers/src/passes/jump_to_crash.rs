@@ -1,0 +1,336 @@
+//! Jump to the failing statement, with the values it read.
+//!
+//! ## What it removes
+//! Everything that only leads to the failure: `main()`, drivers, the classes and calls the
+//! failing value travels through. The oracle reports where the script fails (a [`Crash`]): for
+//! each frame of the script on the traceback, the line it ran and the values of the names,
+//! attributes and subscripts that line read, when they are literals or module-level classes
+//! and functions. The statement on that line, with those expressions replaced by their
+//! values, is put after (a) the imports, (b) the module-level definitions, (c) all the
+//! module-level code before the statement that led to the failure; for each frame from the
+//! innermost out, smallest script first. Deletion then removes what the statement does not
+//! need.
+//!
+//! The statement moves as it is, but `return e` becomes `e`, the header of an `if` or `while`
+//! its test, and the header of a `for` the loop with `pass` for a body. A `raise … from exc`
+//! whose cause was a local loses its cause.
+//!
+//! ## Example
+//! ```python
+//! class SettingsBlock:                          # before: `section` fails with
+//!     def __init__(self, raw):                  # KeyError: 'calibration'
+//!         self._raw = raw
+//!     def section(self, name):
+//!         return self._raw[name]
+//! def main():
+//!     SettingsBlock({"factory": {}}).section("calibration")
+//! main()
+//!
+//! {'factory': {}}['calibration']                # after
+//! ```
+//!
+//! ## When it cannot apply
+//! Failures without a traceback (signals, exit statuses), failures in another thread or
+//! process, statements that still read a local whose value is no literal (a tensor, an open
+//! connection), and statements other than those above (`with`, `elif`, `except` headers).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::{delete_stmt, line_of};
+use crate::crash::{Crash, Frame};
+use crate::edit::Candidate;
+use crate::edit::Edit;
+use crate::pass::Pass;
+use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, child_bodies, exprs_of, span};
+
+pub struct JumpToCrash;
+
+impl Pass for JumpToCrash {
+    fn name(&self) -> &'static str {
+        "jump_to_crash"
+    }
+
+    fn candidates(&self, _script: &Script) -> Vec<Candidate> {
+        Vec::new()
+    }
+
+    fn reads_crash(&self) -> bool {
+        true
+    }
+
+    fn candidates_at(&self, script: &Script, crash: &Crash) -> Vec<Candidate> {
+        let text = script.text();
+        let body = script.body();
+        let protected = script.protected();
+        let top_level = |line: usize| {
+            body.iter().position(|s| {
+                (line_of(text, s.start().to_usize())..=end_line(text, s)).contains(&line)
+            })
+        };
+        // The module-level statement through which the failure was reached: what the jump
+        // replaces, and where a module frame's code stops.
+        let driver = crash
+            .frames
+            .last()
+            .filter(|f| !f.in_function)
+            .and_then(|f| top_level(f.line))
+            .unwrap_or(body.len());
+        let mut out: Vec<(usize, Candidate)> = Vec::new();
+        for frame in &crash.frames {
+            for snippet in snippets(script, frame) {
+                let keeps: [(&str, Keep); 3] = [
+                    ("after the imports", &is_import),
+                    ("after the definitions", &|s| {
+                        is_import(s) || is_definition(s)
+                    }),
+                    ("after the code before it", &|_| true),
+                ];
+                for (label, keep) in keeps {
+                    let mut edits = Vec::new();
+                    for (i, stmt) in body.iter().enumerate() {
+                        let kept = if i < driver {
+                            keep(stmt)
+                        } else {
+                            i > driver && matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
+                        };
+                        let range = span(stmt);
+                        let protected = protected
+                            .iter()
+                            .any(|p| p.start < range.end && range.start < p.end);
+                        if !kept && !protected {
+                            edits.push(delete_stmt(script, body, i, true));
+                        }
+                    }
+                    let newline = if text.ends_with('\n') || text.is_empty() {
+                        ""
+                    } else {
+                        "\n"
+                    };
+                    edits.push(Edit::replace(
+                        text.len()..text.len(),
+                        format!("{newline}{snippet}\n"),
+                    ));
+                    let candidate =
+                        Candidate::new(format!("jump to line {} {label}", frame.line), edits);
+                    if let Some(after) = candidate.apply(text) {
+                        out.push((after.len(), candidate));
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|(len, _)| *len);
+        let mut seen = std::collections::HashSet::new();
+        out.into_iter()
+            .filter(|(_, c)| seen.insert(c.apply(text)))
+            .map(|(_, c)| c)
+            .collect()
+    }
+}
+
+/// Which module-level statements before the failure a candidate keeps.
+type Keep<'a> = &'a dyn Fn(&Stmt) -> bool;
+
+fn is_import(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_))
+}
+
+fn is_definition(stmt: &Stmt) -> bool {
+    matches!(
+        stmt,
+        Stmt::FunctionDef(_)
+            | Stmt::ClassDef(_)
+            | Stmt::Assign(_)
+            | Stmt::AnnAssign(_)
+            | Stmt::TypeAlias(_)
+    )
+}
+
+/// The last line of a statement.
+fn end_line(text: &str, stmt: &Stmt) -> usize {
+    let range = span(stmt);
+    line_of(text, range.end.saturating_sub(1).max(range.start))
+}
+
+/// The statement running on `line` in `body`, at any depth, and whether only its header does
+/// (a compound statement whose header holds the line).
+fn statement_at<'a>(text: &str, body: &'a [Stmt], line: usize) -> Option<(&'a Stmt, bool)> {
+    let stmt = body
+        .iter()
+        .find(|s| (line_of(text, s.start().to_usize())..=end_line(text, s)).contains(&line))?;
+    let bodies = child_bodies(stmt);
+    let Some(first) = bodies.first().and_then(|b| b.first()) else {
+        return Some((stmt, false));
+    };
+    if line < line_of(text, first.start().to_usize()) {
+        return Some((stmt, true));
+    }
+    bodies.iter().find_map(|b| statement_at(text, b, line))
+}
+
+/// The failing statement of `frame` as module-level code, with the values it read in place of
+/// the expressions: none when it cannot stand there, two for a `raise … from` (with and
+/// without its cause).
+fn snippets(script: &Script, frame: &Frame) -> Vec<String> {
+    let text = script.text();
+    let Some((stmt, header)) = statement_at(text, script.body(), frame.line) else {
+        return Vec::new();
+    };
+    let values: HashMap<&str, &str> = frame
+        .values
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let moved = |range: Range<usize>, exprs: Vec<&Expr>| moved(text, range, &exprs, &values, frame);
+    let one = match (stmt, header) {
+        (Stmt::Return(r), false) => r
+            .value
+            .as_deref()
+            .and_then(|value| moved(span(value), exprs_of(value))),
+        (Stmt::Raise(r), false) => {
+            let whole = moved(span(stmt), all_exprs(std::slice::from_ref(stmt)));
+            // Without its cause, which may have been a local.
+            let bare = r
+                .exc
+                .as_deref()
+                .filter(|_| r.cause.is_some())
+                .and_then(|exc| moved(span(exc), exprs_of(exc)))
+                .map(|exc| format!("raise {exc}"));
+            return whole.into_iter().chain(bare).collect();
+        }
+        (
+            Stmt::Expr(_)
+            | Stmt::Assign(_)
+            | Stmt::AnnAssign(_)
+            | Stmt::AugAssign(_)
+            | Stmt::Assert(_)
+            | Stmt::Delete(_),
+            false,
+        ) => moved(span(stmt), all_exprs(std::slice::from_ref(stmt))),
+        (Stmt::If(s), true) => moved(span(&*s.test), exprs_of(&s.test)),
+        (Stmt::While(s), true) => moved(span(&*s.test), exprs_of(&s.test)),
+        (Stmt::For(s), true) if !s.is_async => moved(span(&*s.iter), exprs_of(&s.iter))
+            .map(|iter| format!("for {} in {iter}:\n    pass", script.slice(&*s.target),)),
+        _ => None,
+    };
+    one.into_iter().collect()
+}
+
+/// The code in `range` with every outermost expression of `exprs` that `values` knows replaced
+/// by its value; `None` when it still reads a local of the frame.
+fn moved(
+    text: &str,
+    range: Range<usize>,
+    exprs: &[&Expr],
+    values: &HashMap<&str, &str>,
+    frame: &Frame,
+) -> Option<String> {
+    let mut replaced: Vec<(Range<usize>, &str)> = Vec::new();
+    let mut unresolved = false;
+    for expr in exprs {
+        let r = span(*expr);
+        if replaced
+            .iter()
+            .any(|(done, _)| done.start <= r.start && r.end <= done.end)
+        {
+            continue;
+        }
+        let loads = match expr {
+            Expr::Name(n) => n.ctx == ast::ExprContext::Load,
+            Expr::Attribute(a) => a.ctx == ast::ExprContext::Load,
+            Expr::Subscript(s) => s.ctx == ast::ExprContext::Load,
+            _ => false,
+        };
+        if !loads {
+            continue;
+        }
+        if let Some(value) = values.get(&text[r.clone()]) {
+            replaced.push((r, value));
+        } else if let Expr::Name(n) = expr {
+            unresolved |= frame.locals.iter().any(|l| l == n.id.as_str());
+        }
+    }
+    if unresolved {
+        return None;
+    }
+    replaced.sort_by_key(|(r, _)| r.start);
+    let mut out = String::new();
+    let mut at = range.start;
+    for (r, value) in replaced {
+        out.push_str(&text[at..r.start]);
+        // `-1 ** 2` and `1.real` would not mean what the names did.
+        let number = value.starts_with(|c: char| c.is_ascii_digit());
+        if value.starts_with('-') || number && text[r.end..].starts_with('.') {
+            out.push_str(&format!("({value})"));
+        } else {
+            out.push_str(value);
+        }
+        at = r.end;
+    }
+    out.push_str(&text[at..range.end]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::{PythonVersion, Script};
+
+    fn frame(line: usize, locals: &[&str], values: &[(&str, &str)]) -> Frame {
+        Frame {
+            line,
+            in_function: !locals.is_empty(),
+            locals: locals.iter().map(|s| s.to_string()).collect(),
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn results(text: &str, frames: Vec<Frame>) -> Vec<String> {
+        let script = Script::parse(text, PythonVersion::PY311).expect("fixture parses");
+        JumpToCrash
+            .candidates_at(&script, &Crash { frames })
+            .iter()
+            .map(|c| c.apply(text).expect("edits apply"))
+            .collect()
+    }
+
+    #[test]
+    fn a_returned_subscript_becomes_the_script() {
+        let text = "import os\nclass S:\n    def get(self, name):\n        return self.raw[name]\nS().get('a')\n";
+        let frames = vec![frame(
+            4,
+            &["self", "name"],
+            &[("self.raw", "{'b': 1}"), ("name", "'a'")],
+        )];
+        let texts = results(text, frames);
+        assert_eq!(texts[0], "import os\n{'b': 1}['a']\n", "{texts:?}");
+    }
+
+    #[test]
+    fn a_statement_that_reads_an_unknown_local_stays() {
+        let text = "def f(x):\n    return x.y\nf(object())\n";
+        assert!(results(text, vec![frame(2, &["x"], &[])]).is_empty());
+    }
+
+    #[test]
+    fn a_local_cause_is_dropped() {
+        let text = "class E(Exception): pass\ntry:\n    {}['k']\nexcept KeyError as exc:\n    raise E('no %s' % exc.args[0]) from exc\n";
+        let frames = vec![Frame {
+            line: 5,
+            in_function: false,
+            locals: vec![],
+            values: vec![
+                ("exc.args[0]".into(), "'k'".into()),
+                ("E".into(), "E".into()),
+            ],
+        }];
+        let texts = results(text, frames);
+        assert!(
+            texts.contains(&"class E(Exception): pass\nraise E('no %s' % 'k')\n".to_string()),
+            "{texts:?}"
+        );
+    }
+}

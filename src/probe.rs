@@ -1,0 +1,106 @@
+//! Where a failing script fails: the frames of the script on its traceback, with the values
+//! that each frame's line read (see `probe.py`, which runs the script and reports them).
+
+use anyhow::Result;
+use serde::Deserialize;
+
+use scrub_reducers::{Crash, Frame};
+
+use crate::process::{RunSpec, run_script_with};
+
+const PROBE: &str = include_str!("probe.py");
+const MARK: &str = "scrub-probe: ";
+
+#[derive(Deserialize)]
+struct ProbeFrame {
+    line: usize,
+    locals: Vec<String>,
+    values: Vec<(String, String)>,
+    function: bool,
+}
+
+/// Runs `text` under the probe; `None` when it did not end in an exception raised through
+/// the script's own code.
+pub fn crash(text: &str, spec: &RunSpec) -> Result<Option<Crash>> {
+    let outcome = run_script_with(text, spec, &["-c", PROBE])?;
+    Ok(parse(&outcome.stderr))
+}
+
+fn parse(stderr: &str) -> Option<Crash> {
+    let report = stderr.lines().rev().find_map(|l| l.strip_prefix(MARK))?;
+    let frames: Vec<ProbeFrame> = serde_json::from_str(report).ok()?;
+    let frames: Vec<Frame> = frames
+        .into_iter()
+        .map(|f| Frame {
+            line: f.line,
+            in_function: f.function,
+            locals: f.locals,
+            values: f.values,
+        })
+        .collect();
+    (!frames.is_empty()).then_some(Crash { frames })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn probe(text: &str) -> Option<Crash> {
+        let python = std::path::PathBuf::from("python3");
+        let spec = RunSpec {
+            python: &python,
+            timeout: Duration::from_secs(30),
+            env: &[],
+        };
+        crash(text, &spec).expect("python3 runs")
+    }
+
+    #[test]
+    fn reports_the_frames_innermost_first_with_literal_values() {
+        let text = "class S:\n    def __init__(self):\n        self.raw = {'b': 1}\n    def get(self, name):\n        return self.raw[name]\n\ndef main():\n    S().get('a')\n\nmain()\n";
+        let crash = probe(text).expect("a KeyError is reported");
+        let lines: Vec<usize> = crash.frames.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [5, 8, 10]);
+        let inner = &crash.frames[0];
+        assert!(inner.in_function);
+        assert_eq!(inner.locals, ["name", "self"]);
+        assert_eq!(
+            inner.values,
+            [
+                ("name".to_string(), "'a'".to_string()),
+                ("self.raw".to_string(), "{'b': 1}".to_string())
+            ]
+        );
+        assert!(!crash.frames[2].in_function);
+        assert_eq!(
+            crash.frames[2].values,
+            [("main".to_string(), "main".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_value_that_is_no_literal_is_left_out() {
+        let crash = probe("def f(x):\n    return x.missing\n\nf(object())\n").expect("reported");
+        assert!(crash.frames[0].values.is_empty(), "{:?}", crash.frames[0]);
+    }
+
+    #[test]
+    fn a_script_that_passes_or_exits_reports_nothing() {
+        assert_eq!(probe("x = 1\n"), None);
+        assert_eq!(probe("import sys\nsys.exit(3)\n"), None);
+    }
+
+    #[test]
+    fn a_handler_name_unbound_by_the_raise_gets_its_exception_back() {
+        let text = "try:\n    {}['k']\nexcept KeyError as exc:\n    raise ValueError(exc.args[0]) from exc\n";
+        let crash = probe(text).expect("reported");
+        assert!(
+            crash.frames[0]
+                .values
+                .contains(&("exc.args[0]".to_string(), "'k'".to_string())),
+            "{:?}",
+            crash.frames[0]
+        );
+    }
+}
