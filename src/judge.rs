@@ -142,30 +142,39 @@ impl Oracle for ProcessOracle<'_> {
             timeout: self.workers.timeout,
             env: &env,
         };
-        let start = Instant::now();
-        let crash = crate::probe::crash(text, &spec);
-        *self.oracle_seconds.entry(self.pass.clone()).or_default() += start.elapsed().as_secs_f64();
-        self.calls += 1;
-        match crash {
-            Ok(crash) => {
-                self.run_dir.log(format!(
-                    "probe: {}",
-                    crash
-                        .as_ref()
-                        .map_or("no traceback through the script".into(), |c| {
-                            format!(
-                                "failing lines {:?}",
-                                c.frames.iter().map(|f| f.line).collect::<Vec<_>>()
-                            )
-                        })
-                ));
-                crash
+        let key = self.cache.key(&crate::probe::cache_text(text));
+        let outcome = match self.cache.get(&key) {
+            Some(outcome) => {
+                self.hits += 1;
+                outcome
             }
-            Err(e) => {
-                self.run_dir.log(format!("probe failed: {e:#}"));
-                None
+            None => {
+                let start = Instant::now();
+                let run = crate::probe::run(text, &spec);
+                *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
+                    start.elapsed().as_secs_f64();
+                self.calls += 1;
+                match run {
+                    Ok(outcome) => {
+                        self.cache.put(&key, &outcome);
+                        outcome
+                    }
+                    Err(e) => {
+                        self.run_dir.log(format!("probe failed: {e:#}"));
+                        return None;
+                    }
+                }
             }
-        }
+        };
+        let crash = crate::probe::crash(&outcome);
+        self.run_dir.log(match &crash {
+            Some(c) => format!(
+                "probe: failing lines {:?}",
+                c.frames.iter().map(|f| f.line).collect::<Vec<_>>()
+            ),
+            None => "probe: no traceback through the script".to_string(),
+        });
+        crash
     }
 
     fn progress(&mut self, p: &Progress) {

@@ -1,5 +1,5 @@
 # Runs repro.py as __main__ and, when it raises, reports where: for each frame of repro.py on
-# the traceback (innermost first, at most four) the line it was executing, the names local to
+# the traceback (innermost first; the three innermost and the outermost) the line it was executing, the names local to
 # its function, and the value of every name, attribute and subscript read by the statement on
 # that line, when the value reads back as a Python literal or is a module-level class or
 # function of the script. The report is the last stderr line, after "scrub-probe: ".
@@ -110,7 +110,10 @@ def report(exc):
         if tb.tb_frame.f_code.co_filename == PATH:
             frames.append((tb.tb_frame, tb.tb_lineno))
         tb = tb.tb_next
-    frames = frames[-MAX_FRAMES:][::-1]
+    # The innermost frames, and the outermost one, through which the failure was reached.
+    if len(frames) > MAX_FRAMES:
+        frames = frames[:1] + frames[1 - MAX_FRAMES:]
+    frames = frames[::-1]
     facts = [
         frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None)
         for i, (f, line) in enumerate(frames)

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use scrub_reducers::{Crash, Frame};
 
-use crate::process::{RunSpec, run_script_with};
+use crate::process::{Outcome, RunSpec, run_script_with};
 
 const PROBE: &str = include_str!("probe.py");
 const MARK: &str = "scrub-probe: ";
@@ -19,14 +19,20 @@ struct ProbeFrame {
     function: bool,
 }
 
-/// Runs `text` under the probe; `None` when it did not end in an exception raised through
-/// the script's own code.
-pub fn crash(text: &str, spec: &RunSpec) -> Result<Option<Crash>> {
-    let outcome = run_script_with(text, spec, &["-c", PROBE])?;
-    Ok(parse(&outcome.stderr))
+/// Runs `text` under the probe; [`crash`] reads its report.
+pub fn run(text: &str, spec: &RunSpec) -> Result<Outcome> {
+    run_script_with(text, spec, &["-c", PROBE])
 }
 
-fn parse(stderr: &str) -> Option<Crash> {
+/// The cache key of the probe's run of `text`: no script holds a NUL byte, so none has it.
+pub fn cache_text(text: &str) -> String {
+    format!("\0probe\0{text}")
+}
+
+/// Where the probed script failed; `None` when it did not end in an exception raised through
+/// the script's own code.
+pub fn crash(outcome: &Outcome) -> Option<Crash> {
+    let stderr = &outcome.stderr;
     let report = stderr.lines().rev().find_map(|l| l.strip_prefix(MARK))?;
     let frames: Vec<ProbeFrame> = serde_json::from_str(report).ok()?;
     let frames: Vec<Frame> = frames
@@ -53,7 +59,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             env: &[],
         };
-        crash(text, &spec).expect("python3 runs")
+        crash(&run(text, &spec).expect("python3 runs"))
     }
 
     #[test]

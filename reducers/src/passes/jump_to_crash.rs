@@ -11,6 +11,12 @@
 //! innermost out, smallest script first. Deletion then removes what the statement does not
 //! need.
 //!
+//! Last, for each frame, the failing statement stays where it is and only takes the values
+//! it read in place of the expressions (`self.visit(dep, seen)` → `self.visit('perl', set())`),
+//! so that the names it read, and the code computing them, can go: a recursion keeps
+//! recursing without the data that led it there. That candidate may grow the script; it is a
+//! pump, kept only if the rounds after it make the script smaller than before.
+//!
 //! The statement moves as it is, but `return e` becomes `e`, the header of an `if` or `while`
 //! its test, and the header of a `for` the loop with `pass` for a body. A `raise … from exc`
 //! whose cause was a local loses its cause.
@@ -39,8 +45,7 @@ use std::ops::Range;
 
 use super::{delete_stmt, line_of};
 use crate::crash::{Crash, Frame};
-use crate::edit::Candidate;
-use crate::edit::Edit;
+use crate::edit::{Candidate, Edit, apply_edits_within};
 use crate::pass::Pass;
 use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, child_bodies, exprs_of, span};
 
@@ -56,6 +61,14 @@ impl Pass for JumpToCrash {
     }
 
     fn reads_crash(&self) -> bool {
+        true
+    }
+
+    fn is_pump(&self) -> bool {
+        true
+    }
+
+    fn may_grow(&self) -> bool {
         true
     }
 
@@ -113,13 +126,22 @@ impl Pass for JumpToCrash {
                     ));
                     let candidate =
                         Candidate::new(format!("jump to line {} {label}", frame.line), edits);
-                    if let Some(after) = candidate.apply(text) {
+                    // A jump only ever shrinks the script.
+                    if let Some(after) = candidate.apply(text).filter(|a| a.len() < text.len()) {
                         out.push((after.len(), candidate));
                     }
                 }
             }
         }
         out.sort_by_key(|(len, _)| *len);
+        // Values in place, innermost frame first, after every jump: they may grow the script.
+        out.extend(
+            crash
+                .frames
+                .iter()
+                .filter_map(|f| in_place(script, f))
+                .map(|c| (0, c)),
+        );
         let mut seen = std::collections::HashSet::new();
         out.into_iter()
             .filter(|(_, c)| seen.insert(c.apply(text)))
@@ -225,13 +247,28 @@ fn moved(
     values: &HashMap<&str, &str>,
     frame: &Frame,
 ) -> Option<String> {
-    let mut replaced: Vec<(Range<usize>, &str)> = Vec::new();
+    let (edits, unresolved) = substitutions(text, exprs, values, frame);
+    if unresolved {
+        return None;
+    }
+    apply_edits_within(text, range, &edits)
+}
+
+/// The edits that replace every outermost expression of `exprs` that `values` knows by its
+/// value, and whether a local of the frame is still read.
+fn substitutions(
+    text: &str,
+    exprs: &[&Expr],
+    values: &HashMap<&str, &str>,
+    frame: &Frame,
+) -> (Vec<Edit>, bool) {
+    let mut edits: Vec<Edit> = Vec::new();
     let mut unresolved = false;
     for expr in exprs {
         let r = span(*expr);
-        if replaced
+        if edits
             .iter()
-            .any(|(done, _)| done.start <= r.start && r.end <= done.end)
+            .any(|e| e.range.start <= r.start && r.end <= e.range.end)
         {
             continue;
         }
@@ -244,31 +281,48 @@ fn moved(
         if !loads {
             continue;
         }
-        if let Some(value) = values.get(&text[r.clone()]) {
-            replaced.push((r, value));
+        if let Some(&value) = values.get(&text[r.clone()]) {
+            // `-1 ** 2` and `1.real` would not mean what the names did.
+            let number = value.starts_with(|c: char| c.is_ascii_digit());
+            let value = if value.starts_with('-') || number && text[r.end..].starts_with('.') {
+                format!("({value})")
+            } else {
+                value.to_string()
+            };
+            edits.push(Edit::replace(r, value));
         } else if let Expr::Name(n) = expr {
             unresolved |= frame.locals.iter().any(|l| l == n.id.as_str());
         }
     }
-    if unresolved {
-        return None;
-    }
-    replaced.sort_by_key(|(r, _)| r.start);
-    let mut out = String::new();
-    let mut at = range.start;
-    for (r, value) in replaced {
-        out.push_str(&text[at..r.start]);
-        // `-1 ** 2` and `1.real` would not mean what the names did.
-        let number = value.starts_with(|c: char| c.is_ascii_digit());
-        if value.starts_with('-') || number && text[r.end..].starts_with('.') {
-            out.push_str(&format!("({value})"));
-        } else {
-            out.push_str(value);
-        }
-        at = r.end;
-    }
-    out.push_str(&text[at..range.end]);
-    Some(out)
+    (edits, unresolved)
+}
+
+/// The failing statement of `frame` where it stands, with the values it read in place of the
+/// expressions (`self.visit(dep, seen)` → `self.visit('perl', set())`): the names it no longer
+/// reads can then go, and with them the code that computed them.
+fn in_place(script: &Script, frame: &Frame) -> Option<Candidate> {
+    let text = script.text();
+    let (stmt, header) = statement_at(text, script.body(), frame.line)?;
+    let exprs = match (stmt, header) {
+        (Stmt::If(s), true) => exprs_of(&s.test),
+        (Stmt::While(s), true) => exprs_of(&s.test),
+        (Stmt::For(s), true) => exprs_of(&s.iter),
+        (_, true) => return None,
+        (_, false) => all_exprs(std::slice::from_ref(stmt)),
+    };
+    let values: HashMap<&str, &str> = frame
+        .values
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let (mut edits, _) = substitutions(text, &exprs, &values, frame);
+    edits.retain(|e| text[e.range.clone()] != e.replacement);
+    (!edits.is_empty()).then(|| {
+        Candidate::new(
+            format!("put the values line {} read in their place", frame.line),
+            edits,
+        )
+    })
 }
 
 #[cfg(test)]
@@ -307,6 +361,17 @@ mod tests {
         )];
         let texts = results(text, frames);
         assert_eq!(texts[0], "import os\n{'b': 1}['a']\n", "{texts:?}");
+    }
+
+    #[test]
+    fn values_go_in_place_last() {
+        let text = "class P:\n    def visit(self, dep):\n        self.visit(dep)\nP().visit('a')\n";
+        let texts = results(text, vec![frame(3, &["self", "dep"], &[("dep", "'perl'")])]);
+        assert_eq!(
+            texts.last().unwrap(),
+            "class P:\n    def visit(self, dep):\n        self.visit('perl')\nP().visit('a')\n",
+            "{texts:?}"
+        );
     }
 
     #[test]
