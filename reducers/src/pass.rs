@@ -77,6 +77,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &UnwrapBlocks,
     &SimplerBackend,
     &UnrollLoops,
+    &SerialMaps,
     &ArgparseDefaults,
     &InlineCalls,
     &FlattenClasses,

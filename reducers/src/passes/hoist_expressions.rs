@@ -17,7 +17,8 @@
 //! Names and literals have no sub-expressions; starred and slice sub-expressions are
 //! skipped, an assignment or `del` target is only replaced by a sub-expression that can be a
 //! target, and of a comprehension, a lambda or a walrus only the parts that do not use the
-//! names they bind are hoisted: the first iterable, the parameters' defaults, the value. A
+//! names they bind are hoisted: the first iterable, an element that does not read them, the
+//! parameters' defaults, the value. A
 //! literal is not hoisted where it would be called or subscripted.
 
 use super::{dedup, largest_first, line_of, short};
@@ -88,15 +89,34 @@ impl Pass for HoistExpressions {
 }
 
 /// The direct sub-expressions of `expr` that mean the same outside it: of a comprehension,
-/// only the iterable of its first `for`, and of a lambda, only its parameters' defaults,
+/// the iterable of its first `for` and the element when it reads no name the `for`s bind,
+/// and of a lambda, only its parameters' defaults,
 /// since the rest may use the names they bind.
 fn children(expr: &Expr) -> Vec<&Expr> {
     match expr {
-        Expr::ListComp(ast::ExprListComp { generators, .. })
-        | Expr::SetComp(ast::ExprSetComp { generators, .. })
-        | Expr::DictComp(ast::ExprDictComp { generators, .. })
-        | Expr::Generator(ast::ExprGenerator { generators, .. }) => {
-            generators.iter().take(1).map(|g| &g.iter).collect()
+        Expr::ListComp(ast::ExprListComp {
+            elt, generators, ..
+        })
+        | Expr::SetComp(ast::ExprSetComp {
+            elt, generators, ..
+        })
+        | Expr::Generator(ast::ExprGenerator {
+            elt, generators, ..
+        }) => {
+            let mut out: Vec<&Expr> = generators.iter().take(1).map(|g| &g.iter).collect();
+            out.extend(free_of(elt, generators));
+            out
+        }
+        Expr::DictComp(ast::ExprDictComp {
+            key,
+            value,
+            generators,
+            ..
+        }) => {
+            let mut out: Vec<&Expr> = generators.iter().take(1).map(|g| &g.iter).collect();
+            out.extend(key.as_deref().and_then(|k| free_of(k, generators)));
+            out.extend(free_of(value, generators));
+            out
         }
         Expr::Lambda(lambda) => lambda
             .parameters
@@ -104,6 +124,23 @@ fn children(expr: &Expr) -> Vec<&Expr> {
             .flat_map(|p| p.iter_non_variadic_params())
             .filter_map(|p| p.default.as_deref())
             .collect(),
+        // `[*xs]` offers `xs`, and `[e for …][i]` and `[a, b][i]` their elements: what
+        // unrolling a loop over a computed iterable leaves (`[*[Slot for i in r]][0]`).
+        Expr::List(list) => match &*list.elts {
+            [Expr::Starred(starred)] => vec![&*starred.value],
+            _ => direct_children(expr),
+        },
+        Expr::Subscript(sub) => {
+            let mut out = direct_children(expr);
+            match sub.value.as_ref() {
+                Expr::ListComp(comp) => out.extend(free_of(&comp.elt, &comp.generators)),
+                Expr::List(list) => {
+                    out.extend(list.elts.iter().filter(|e| !matches!(e, Expr::Starred(_))))
+                }
+                _ => {}
+            }
+            out
+        }
         // `recv.m(args)` also offers `recv`: the method call goes, its receiver stays.
         Expr::Call(call) => {
             let mut out = direct_children(expr);
@@ -114,6 +151,22 @@ fn children(expr: &Expr) -> Vec<&Expr> {
         }
         _ => direct_children(expr),
     }
+}
+
+/// `expr` when it reads none of the names that the comprehension's `for`s bind.
+fn free_of<'a>(expr: &'a Expr, generators: &[ast::Comprehension]) -> Option<&'a Expr> {
+    let bound: Vec<&str> = generators
+        .iter()
+        .flat_map(|g| crate::python::exprs_of(&g.target))
+        .filter_map(|e| match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let reads_bound = crate::python::exprs_of(expr)
+        .iter()
+        .any(|e| matches!(e, Expr::Name(n) if bound.contains(&n.id.as_str())));
+    (!reads_bound).then_some(expr)
 }
 
 /// The sub-expressions one level down.
@@ -163,6 +216,31 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&HoistExpressions, text)
+    }
+
+    #[test]
+    fn an_unrolled_element_comes_out_of_its_list() {
+        let texts =
+            crate::passes::candidate_texts(&HoistExpressions, "d = [*[S for i in r]][0].a\n");
+        assert!(
+            texts.contains(&"d = [S for i in r][0].a\n".to_string()),
+            "{texts:?}"
+        );
+        let texts = crate::passes::candidate_texts(&HoistExpressions, "d = [S for i in r][0].a\n");
+        assert!(texts.contains(&"d = S.a\n".to_string()), "{texts:?}");
+    }
+
+    #[test]
+    fn a_comprehension_offers_an_element_that_does_not_read_its_names() {
+        let texts = crate::passes::candidate_texts(
+            &HoistExpressions,
+            "r = [f(k) for s in xs]\nq = [g(s) for s in xs]\n",
+        );
+        assert!(
+            texts.contains(&"r = f(k)\nq = [g(s) for s in xs]\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t.contains("q = g(s)")), "{texts:?}");
     }
 
     #[test]
