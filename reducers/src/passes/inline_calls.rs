@@ -6,7 +6,11 @@
 //! deleted, when the call is
 //! - a statement of its own: `f(a, b=1)`, also as `sys.exit(f())` or `raise SystemExit(f())`;
 //! - the whole right side of a simple assignment: `x = f(a)` or `x, y = f(a)`;
-//! - the value of a `return` in another function: `return f(a)`.
+//! - the value of a `return` in another function: `return f(a)`;
+//! - the context manager of a `with` statement, for a `@contextmanager` generator:
+//!   `with repo.session() as conn: body` becomes the generator's body with its one
+//!   `yield v` replaced by `conn = v` and the `with` body, so that its `try`/`finally`
+//!   still closes the connection after the body.
 //!
 //! The call becomes assignments of the arguments to the parameters (positional ones in order,
 //! keywords by name, defaults for the rest; `p = p` is left out), then the body re-indented
@@ -36,7 +40,7 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! - The function: `async`, decorated, a coroutine (`await`), a generator other than one
+//! - The function: `async`, decorated (but by `contextmanager` for a `with`), a coroutine (`await`), a generator other than one
 //!   whose one `yield e` is its last statement (that call hands back `[e]`), with a
 //!   `return` other than its last statement, or with `global` or `nonlocal`. A method that
 //!   uses `super` or `__class__`, or whose name is defined more than once in the script.
@@ -229,6 +233,8 @@ enum Form<'a> {
     Assign(&'a Expr),
     /// `return f()`.
     Return,
+    /// `with f() as target: body`, for a `@contextmanager` generator.
+    With(&'a ast::StmtWith),
 }
 
 /// The one call of a target, and where it stands.
@@ -273,10 +279,23 @@ struct Binding<'a> {
 fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate> {
     let text = script.text();
     let def = target.def;
-    if def.is_async || !def.decorator_list.is_empty() {
+    if def.is_async {
         return None;
     }
     let site = find_site(script.body(), target)?;
+    let with = match site.form {
+        Form::With(with) => Some(with),
+        _ => None,
+    };
+    // Only a context manager made of a generator may be decorated: by what makes it one.
+    let decorated_as_needed = match (&*def.decorator_list, with) {
+        ([], None) => true,
+        ([d], Some(_)) => is_contextmanager(&d.expression),
+        _ => false,
+    };
+    if !decorated_as_needed {
+        return None;
+    }
     // The site to replace: the whole guard when the call is all it holds.
     let range = match site.guard {
         Some(g) if g.body.len() == 1 && g.elif_else_clauses.is_empty() => span(g),
@@ -307,6 +326,9 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
         return None;
     }
 
+    if let Some(with) = with {
+        return inline_with(script, target, with, &bindings, range);
+    }
     // The trailing `return` (or a generator's one trailing `yield`), and what it turns into.
     let (mut body, ret): (&[Stmt], _) = match def.body.split_last() {
         Some((Stmt::Return(ret), rest)) => (rest, Some(Tail::of_return(text, ret))),
@@ -344,6 +366,7 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
             };
             tail = format!("{indent}{} = None\n", name.id);
         }
+        (Form::With(_), _) => return None,
         (Form::Return, _) => {
             body = &def.body;
             match ret {
@@ -383,6 +406,108 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
         format!("inline {what}() at {}", lines_label(text, &range)),
         vec![Edit::replace(site_lines, replacement), delete_def],
     ))
+}
+
+/// The candidate that inlines a `@contextmanager` generator at `with f() as x: body`: its body
+/// with its one `yield v` replaced by `x = v` and the `with` body, so that what the generator
+/// does around the `yield` (a `try`/`finally` that closes a connection) runs around it.
+fn inline_with(
+    script: &Script,
+    target: &Target,
+    with: &ast::StmtWith,
+    bindings: &[Binding],
+    range: Range<usize>,
+) -> Option<Candidate> {
+    let text = script.text();
+    let def = target.def;
+    let [yielded] = &*yield_statements(&def.body) else {
+        return None;
+    };
+    if def.body.iter().any(has_return) || with.body.is_empty() {
+        return None;
+    }
+    let Stmt::Expr(expr) = yielded else {
+        return None;
+    };
+    let Expr::Yield(y) = expr.value.as_ref() else {
+        return None;
+    };
+    let indent = indent_at(text, range.start);
+    // Where the `yield` will stand once the body moved from its indentation to the `with`'s.
+    let from = indent_at(text, span(&def.body[0]).start);
+    let at = indent_at(text, span(yielded).start);
+    let moved_indent = format!("{indent}{}", at.strip_prefix(from)?);
+    let mut lines = String::new();
+    if let Some(var) = &with.items[0].optional_vars {
+        let value = y.value.as_deref().map_or("None", |v| script.slice(v));
+        lines.push_str(&format!(
+            "{moved_indent}{} = {value}\n",
+            script.slice(&**var)
+        ));
+    }
+    lines.push_str(&super::body_at_indent(script, &with.body, &moved_indent)?);
+    let replacement = lines.trim_start_matches([' ', '\t']).trim_end_matches('\n');
+    let yield_edit = Edit::replace(span(yielded), replacement);
+    let mut text_out = String::new();
+    for b in bindings.iter().filter(|b| !b.same) {
+        text_out.push_str(&format!("{indent}{} = {}\n", b.name, b.value));
+    }
+    text_out.push_str(&body_at_indent_with(
+        script,
+        &def.body,
+        indent,
+        vec![yield_edit],
+    )?);
+    let delete_def = match target.class {
+        Some(class) => delete_stmts(
+            script,
+            std::slice::from_ref(target.stmt),
+            class.body.len() == 1,
+        ),
+        None => Edit::delete(deletion_range(text, span(target.stmt))),
+    };
+    let site_lines = line_start(text, range.start)..line_end(text, range.end);
+    Some(Candidate::new(
+        format!(
+            "inline the context manager {}() at {}",
+            def.name,
+            lines_label(text, &range)
+        ),
+        vec![Edit::replace(site_lines, text_out), delete_def],
+    ))
+}
+
+/// `contextmanager` or `contextlib.contextmanager`.
+fn is_contextmanager(decorator: &Expr) -> bool {
+    match decorator {
+        Expr::Name(n) => n.id.as_str() == "contextmanager",
+        Expr::Attribute(a) => a.attr.as_str() == "contextmanager",
+        _ => false,
+    }
+}
+
+/// The statements of `body` that yield, at any depth outside nested functions and classes;
+/// a `yield` inside another statement's expression counts as that statement.
+fn yield_statements(body: &[Stmt]) -> Vec<&Stmt> {
+    let mut out = Vec::new();
+    for stmt in body {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ => {
+                let nested = child_bodies(stmt);
+                if nested.is_empty() {
+                    if is_generator(std::slice::from_ref(stmt)) {
+                        out.push(stmt);
+                    }
+                } else {
+                    // The header (a `with`'s items, an `if`'s test) must not yield.
+                    let inner: Vec<&Stmt> = nested.into_iter().flat_map(yield_statements).collect();
+                    out.extend(inner);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The parameters of the target bound to the receiver, the arguments and the defaults, in
@@ -701,6 +826,9 @@ fn call_form<'a>(
             _ => return None,
         },
         Stmt::Return(r) => (r.value.as_deref()?, Form::Return),
+        Stmt::With(w) if !w.is_async && w.items.len() == 1 => {
+            (&w.items[0].context_expr, Form::With(w))
+        }
         _ => return None,
     };
     let Expr::Call(call) = expr else {
