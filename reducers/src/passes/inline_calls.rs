@@ -91,10 +91,10 @@ impl Pass for InlineCalls {
                         def,
                         class: None,
                     };
-                    match inline(script, &scopes, &target) {
-                        Some(c) => out.push(c),
-                        None => out.extend(inline_expression(script, &scopes, stmt, def)),
-                    }
+                    // Both: `sys.exit(main())` loses its status when `main` is inlined as a
+                    // statement, and keeps it when `main`'s one expression takes its place.
+                    out.extend(inline(script, &scopes, &target));
+                    out.extend(inline_expression(script, &scopes, stmt, def));
                 }
                 Stmt::ClassDef(class) => {
                     for stmt in &class.body {
@@ -114,6 +114,9 @@ impl Pass for InlineCalls {
                 _ => {}
             }
         }
+        // The two ways of inlining a function agree when its call stands alone.
+        let mut seen = HashSet::new();
+        out.retain(|c| seen.insert(c.apply(script.text())));
         out
     }
 }

@@ -179,69 +179,116 @@ fn propagate_names(facts: &Facts) -> Vec<(usize, Candidate)> {
     for body in all_bodies(script.body()) {
         let is_module = std::ptr::eq(body, script.body());
         for (i, stmt) in body.iter().enumerate() {
-            let Stmt::Assign(assign) = stmt else {
-                continue;
-            };
-            let [Expr::Name(target)] = &*assign.targets else {
-                continue;
-            };
-            let name = target.id.as_str();
-            if facts.declared.contains(name) || (name.starts_with("__") && name.ends_with("__")) {
-                continue;
+            for (target, value, removal) in bound_names(script, body, i, is_module) {
+                let name = target.id.as_str();
+                if facts.declared.contains(name) || (name.starts_with("__") && name.ends_with("__"))
+                {
+                    continue;
+                }
+                let scope = facts.scopes.innermost_at(span(target).start);
+                if scope.is_some_and(|s| facts.scopes.scopes[s].kind != ScopeKind::Function) {
+                    continue;
+                }
+                // The variable this assignment binds: the same name in other functions (a method's
+                // `self` beside a module-level `self = obj`) is another one.
+                let refers_here =
+                    |o: &&Occurrence| o.name == name && facts.scopes.resolve_occurrence(o) == scope;
+                let bindings = facts.scopes.occurrences.iter().filter(refers_here);
+                if bindings.filter(|o| o.binds).count() != 1 {
+                    continue;
+                }
+                let uses: Vec<&Occurrence> = facts
+                    .scopes
+                    .occurrences
+                    .iter()
+                    .filter(refers_here)
+                    .filter(|o| !o.binds)
+                    .collect();
+                let all_refer_here = uses.iter().all(|u| {
+                    facts.scopes.resolve_occurrence(u) == scope
+                        && !span(stmt).contains(&u.range.start)
+                });
+                if uses.is_empty() || !all_refer_here {
+                    continue;
+                }
+                // A value that makes a new object or calls something is evaluated once, as before.
+                let evaluated_once = is_pure(value)
+                    || (uses.len() == 1
+                        && uses[0].scope == scope
+                        && !in_loop_without(facts, &uses[0].range, &span(stmt)));
+                if !evaluated_once {
+                    continue;
+                }
+                let places: Vec<_> = uses.iter().map(|u| (u.scope, u.range.clone())).collect();
+                if !facts.value_moves_to(value, &places) {
+                    continue;
+                }
+                let mut edits: Vec<Edit> = uses
+                    .iter()
+                    .map(|u| Edit::replace(u.range.clone(), facts.replacement(value, &u.range)))
+                    .collect();
+                edits.push(removal);
+                let description = format!(
+                    "propagate `{}` at line {} into {} use{}",
+                    short(&format!("{} = {}", target.id, script.slice(value))),
+                    line_of(text, span(stmt).start),
+                    uses.len(),
+                    if uses.len() == 1 { "" } else { "s" }
+                );
+                out.push((uses.len(), Candidate::new(description, edits)));
             }
-            let scope = facts.scopes.innermost_at(span(target).start);
-            if scope.is_some_and(|s| facts.scopes.scopes[s].kind != ScopeKind::Function) {
-                continue;
-            }
-            // The variable this assignment binds: the same name in other functions (a method's
-            // `self` beside a module-level `self = obj`) is another one.
-            let refers_here =
-                |o: &&Occurrence| o.name == name && facts.scopes.resolve_occurrence(o) == scope;
-            let bindings = facts.scopes.occurrences.iter().filter(refers_here);
-            if bindings.filter(|o| o.binds).count() != 1 {
-                continue;
-            }
-            let uses: Vec<&Occurrence> = facts
-                .scopes
-                .occurrences
-                .iter()
-                .filter(refers_here)
-                .filter(|o| !o.binds)
-                .collect();
-            let all_refer_here = uses.iter().all(|u| {
-                facts.scopes.resolve_occurrence(u) == scope && !span(stmt).contains(&u.range.start)
-            });
-            if uses.is_empty() || !all_refer_here {
-                continue;
-            }
-            // A value that makes a new object or calls something is evaluated once, as before.
-            let evaluated_once = is_pure(&assign.value)
-                || (uses.len() == 1
-                    && uses[0].scope == scope
-                    && !in_loop_without(facts, &uses[0].range, &span(stmt)));
-            if !evaluated_once {
-                continue;
-            }
-            let places: Vec<_> = uses.iter().map(|u| (u.scope, u.range.clone())).collect();
-            if !facts.value_moves_to(&assign.value, &places) {
-                continue;
-            }
-            let mut edits: Vec<Edit> = uses
-                .iter()
-                .map(|u| Edit::replace(u.range.clone(), facts.replacement(&assign.value, &u.range)))
-                .collect();
-            edits.push(delete_stmt(script, body, i, is_module));
-            let description = format!(
-                "propagate `{}` at line {} into {} use{}",
-                short(script.slice(stmt)),
-                line_of(text, span(stmt).start),
-                uses.len(),
-                if uses.len() == 1 { "" } else { "s" }
-            );
-            out.push((uses.len(), Candidate::new(description, edits)));
         }
     }
     out
+}
+
+/// The names that statement `i` of `body` binds to a value of their own, each with its value
+/// and the edit that takes the binding out: `NAME = value` (the statement goes), and each
+/// `a` of `a, b = x, y` (the statement becomes `b = y`).
+fn bound_names<'a>(
+    script: &Script,
+    body: &'a [Stmt],
+    i: usize,
+    is_module: bool,
+) -> Vec<(&'a ast::ExprName, &'a Expr, Edit)> {
+    let Stmt::Assign(assign) = &body[i] else {
+        return Vec::new();
+    };
+    match (&*assign.targets, &*assign.value) {
+        ([Expr::Name(target)], value) => {
+            vec![(target, value, delete_stmt(script, body, i, is_module))]
+        }
+        ([Expr::Tuple(names)], Expr::Tuple(values)) if names.elts.len() == values.elts.len() => {
+            let plain = |e: &Expr| !matches!(e, Expr::Starred(_));
+            if !names.elts.iter().all(|e| matches!(e, Expr::Name(_)))
+                || !values.elts.iter().all(plain)
+            {
+                return Vec::new();
+            }
+            let n = names.elts.len();
+            (0..n)
+                .filter_map(|k| {
+                    let Expr::Name(target) = &names.elts[k] else {
+                        return None;
+                    };
+                    let rest = |elts: &[Expr]| {
+                        let kept: Vec<&str> = (0..n)
+                            .filter(|&j| j != k)
+                            .map(|j| script.slice(&elts[j]))
+                            .collect();
+                        kept.join(", ")
+                    };
+                    let rewritten = format!("{} = {}", rest(&names.elts), rest(&values.elts));
+                    Some((
+                        target,
+                        &values.elts[k],
+                        Edit::replace(span(&body[i]), rewritten),
+                    ))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// `self.attr = value` set once in `__init__`: `self.attr` in the class's methods becomes the
