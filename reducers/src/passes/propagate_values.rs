@@ -9,6 +9,8 @@
 //! - `self.attr = value` in `__init__`, when the attribute is assigned nowhere else and the
 //!   value is a literal or a module-level name bound once: `self.attr` in the methods of the
 //!   class becomes the value, and the assignment goes when nothing else names the attribute.
+//! - `attr = constant` in the body of a module-level class `C`, when no code sets `.attr`:
+//!   `C.attr` becomes the constant, and the assignment goes when nothing else reads it.
 //! - `NAME[key]` with a string or integer literal key, when `NAME = {...}` or `[...]` is a
 //!   module-level literal bound once that is only ever read by subscripts, `in`, `len` and
 //!   loops: the lookup becomes the entry. One candidate per lookup.
@@ -52,6 +54,7 @@ impl Pass for PropagateValues {
         names.sort_by_key(|(uses, _)| std::cmp::Reverse(*uses));
         let mut out: Vec<Candidate> = names.into_iter().map(|(_, c)| c).collect();
         out.extend(propagate_attributes(&facts));
+        out.extend(propagate_class_constants(&facts));
         out.extend(look_up_entries(&facts));
         out
     }
@@ -397,6 +400,82 @@ fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
                 format!(
                     "propagate `{}` at line {} into {} read{}",
                     short(script.slice(assign_stmt)),
+                    line_of(text, span(assign_stmt).start),
+                    reads.len(),
+                    if reads.len() == 1 { "" } else { "s" }
+                ),
+                edits,
+            ));
+        }
+    }
+    out
+}
+
+/// `attr = constant` in the body of a module-level class `C`, never set anywhere else:
+/// `C.attr` becomes the constant.
+fn propagate_class_constants(facts: &Facts) -> Vec<Candidate> {
+    let script = facts.script;
+    let text = script.text();
+    let mut out = Vec::new();
+    for stmt in script.body() {
+        let Stmt::ClassDef(class) = stmt else {
+            continue;
+        };
+        let name = class.name.as_str();
+        if facts.bound(name) != 1 {
+            continue;
+        }
+        let Some(class_scope) = facts.scopes.scope_at(&span(class)) else {
+            continue;
+        };
+        for (i, assign_stmt) in class.body.iter().enumerate() {
+            let Stmt::Assign(assign) = assign_stmt else {
+                continue;
+            };
+            let [Expr::Name(target)] = &*assign.targets else {
+                continue;
+            };
+            let attr = target.id.as_str();
+            let value = &*assign.value;
+            if !is_constant(facts, value) || attr.starts_with("__") {
+                continue;
+            }
+            let in_class = |o: &&Occurrence| o.name == attr && o.scope == Some(class_scope);
+            let occurrences: Vec<&Occurrence> =
+                facts.scopes.occurrences.iter().filter(in_class).collect();
+            if occurrences.iter().filter(|o| o.binds).count() != 1 {
+                continue;
+            }
+            let attributes: Vec<&ast::ExprAttribute> = facts
+                .exprs
+                .iter()
+                .filter_map(|e| match e {
+                    Expr::Attribute(a) if a.attr.as_str() == attr => Some(a),
+                    _ => None,
+                })
+                .collect();
+            if attributes.iter().any(|a| a.ctx != ast::ExprContext::Load) {
+                continue;
+            }
+            let reads: Vec<(Option<usize>, Range<usize>)> = attributes
+                .iter()
+                .filter(|a| matches!(&*a.value, Expr::Name(n) if n.id.as_str() == name))
+                .map(|a| (facts.scopes.innermost_at(span(*a).start), span(*a)))
+                .collect();
+            if reads.is_empty() || !facts.value_moves_to(value, &reads) {
+                continue;
+            }
+            let mut edits: Vec<Edit> = reads
+                .iter()
+                .map(|(_, r)| Edit::replace(r.clone(), facts.replacement(value, r)))
+                .collect();
+            if reads.len() == attributes.len() && occurrences.len() == 1 {
+                edits.push(delete_stmt(script, &class.body, i, false));
+            }
+            out.push(Candidate::new(
+                format!(
+                    "propagate `{name}.{attr} = {}` at line {} into {} read{}",
+                    short(script.slice(value)),
                     line_of(text, span(assign_stmt).start),
                     reads.len(),
                     if reads.len() == 1 { "" } else { "s" }
