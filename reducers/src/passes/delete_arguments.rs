@@ -7,6 +7,7 @@
 //! The bases and keywords of a class statement go the same way; and a base that is a
 //! module-level class may be replaced by that class's own bases (`class ManifestError(ReleaseError)`
 //! becomes `class ManifestError(Exception)`), so that the class in between can go.
+//! `f(**{"a": 1})` becomes `f(a=1)`, and a parameter with a default may go, each alone.
 //!
 //! ## Example
 //! ```python
@@ -21,6 +22,7 @@ use super::{largest_first, line_of, short};
 use crate::edit::{Candidate, Edit, list_item_range};
 use crate::pass::Pass;
 use std::collections::HashMap;
+use std::ops::Range;
 
 use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, ast, span};
 
@@ -40,6 +42,7 @@ impl Pass for DeleteArguments {
                 Expr::Call(call) => Some((
                     &call.arguments,
                     format!("{}()", short(script.slice(&*call.func))),
+                    "()",
                 )),
                 _ => None,
             });
@@ -47,16 +50,19 @@ impl Pass for DeleteArguments {
             .into_iter()
             .flatten()
             .filter_map(|s| match s {
-                Stmt::ClassDef(c) => Some((c.arguments.as_deref()?, format!("class {}", c.name))),
+                // `class C:` rather than `class C():`.
+                Stmt::ClassDef(c) => {
+                    Some((c.arguments.as_deref()?, format!("class {}", c.name), ""))
+                }
                 _ => None,
             });
-        for (arguments, callee) in calls.chain(classes) {
+        for (arguments, callee, none) in calls.chain(classes) {
             let items: Vec<_> = arguments
                 .iter_source_order()
                 .map(|a| span(&a.range()))
                 .collect();
             let line = line_of(text, span(arguments).start);
-            let no_arguments = || Edit::replace(span(arguments), "()");
+            let no_arguments = || Edit::replace(span(arguments), none);
             match items.len() {
                 0 => {}
                 // A lone argument may have a trailing comma, which cannot stay alone.
@@ -79,9 +85,82 @@ impl Pass for DeleteArguments {
             }
         }
         out.extend(skipped_bases(script));
+        out.extend(spread_keywords(script));
+        out.extend(defaulted_parameters(script));
         largest_first(&mut out);
         out
     }
+}
+
+/// `f(**{"a": 1, "b": x})` → `f(a=1, b=x)`: keywords that deletion can take one by one.
+fn spread_keywords(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        for keyword in call.arguments.keywords.iter().filter(|k| k.arg.is_none()) {
+            let Expr::Dict(dict) = &keyword.value else {
+                continue;
+            };
+            let spread: Option<Vec<String>> = dict
+                .items
+                .iter()
+                .map(|item| match item.key.as_ref()? {
+                    Expr::StringLiteral(k) if is_identifier(k.value.to_str()) => Some(format!(
+                        "{}={}",
+                        k.value.to_str(),
+                        script.slice(&item.value)
+                    )),
+                    _ => None,
+                })
+                .collect();
+            let Some(spread) = spread else { continue };
+            let line = line_of(text, span(keyword).start);
+            out.push(Candidate::new(
+                format!("spread the keywords of `**{{…}}` at line {line}"),
+                vec![Edit::replace(span(keyword), spread.join(", "))],
+            ));
+        }
+    }
+    out
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// `def f(a, b=1)` → `def f(a)`: a parameter with a default that no call needs.
+fn defaulted_parameters(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        let Stmt::FunctionDef(def) = stmt else {
+            continue;
+        };
+        let params = &def.parameters;
+        let all: Vec<Range<usize>> = params.iter().map(|p| span(&p.range())).collect();
+        for p in params.iter_non_variadic_params() {
+            if p.default.is_none() {
+                continue;
+            }
+            let Some(i) = all.iter().position(|r| *r == span(p)) else {
+                continue;
+            };
+            out.push(Candidate::new(
+                format!(
+                    "delete parameter `{}` of {}() at line {}",
+                    p.parameter.name,
+                    def.name,
+                    line_of(text, span(stmt).start)
+                ),
+                vec![Edit::delete(list_item_range(text, &all, i))],
+            ));
+        }
+    }
+    out
 }
 
 /// `class C(B)` → `class C(A)` where `class B(A)` is a module-level class: `C` skips a base
@@ -109,7 +188,7 @@ fn skipped_bases(script: &Script) -> Vec<Candidate> {
             if parent.name == class.name {
                 continue;
             }
-            // A base without bases leaves `class C()`, or `class C(, D)`, which does not parse
+            // A base without bases leaves `class C`, or `class C(, D)`, which does not parse
             // and is never tried.
             let grand: Vec<&str> = parent.bases().iter().map(|b| script.slice(b)).collect();
             let line = line_of(text, span(stmt).start);
@@ -118,7 +197,10 @@ fn skipped_bases(script: &Script) -> Vec<Candidate> {
                     "class {} at line {line} skips its base {}",
                     class.name, name.id
                 ),
-                vec![Edit::replace(span(base), grand.join(", "))],
+                vec![match (grand.is_empty(), class.arguments.as_deref()) {
+                    (true, Some(args)) if args.len() == 1 => Edit::delete(span(args)),
+                    _ => Edit::replace(span(base), grand.join(", ")),
+                }],
             ));
         }
     }
@@ -143,7 +225,7 @@ mod tests {
             "{texts:?}"
         );
         assert!(
-            texts.contains(&"class A(Exception): pass\nclass B(): pass\n".to_string()),
+            texts.contains(&"class A(Exception): pass\nclass B: pass\n".to_string()),
             "{texts:?}"
         );
     }

@@ -78,6 +78,16 @@ impl Pass for InlineCalls {
         "inline_calls"
     }
 
+    /// Inlining may grow the script (a body moved before a statement, its parameters bound):
+    /// it is kept when deletion then gets further.
+    fn is_pump(&self) -> bool {
+        true
+    }
+
+    fn may_grow(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let names = referenced_names(script.body());
         let once = |name: &str| names.iter().filter(|n| **n == name).count() == 1;
@@ -238,6 +248,9 @@ enum Form<'a> {
     Return,
     /// `with f() as target: body`, for a `@contextmanager` generator.
     With(&'a ast::StmtWith),
+    /// Anywhere else in a simple statement: `x = g(**f(a))`. The body goes before the
+    /// statement, its value bound to the function's name, which takes the call's place.
+    Nested,
 }
 
 /// The one call of a target, and where it stands.
@@ -370,6 +383,24 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
             tail = format!("{indent}{} = None\n", name.id);
         }
         (Form::With(_), _) => return None,
+        (Form::Nested, value) => {
+            let stmt = span(site.stmt);
+            let call = span(site.call);
+            let name = def.name.as_str();
+            let stand_in = match value {
+                Some(_) => {
+                    edits.extend(ret?.into(format!("{name} = ")));
+                    body = &def.body;
+                    name
+                }
+                None => "None",
+            };
+            tail = format!(
+                "{indent}{}{stand_in}{}\n",
+                &text[stmt.start..call.start],
+                &text[call.end..stmt.end]
+            );
+        }
         (Form::Return, _) => {
             body = &def.body;
             match ret {
@@ -834,14 +865,52 @@ fn call_form<'a>(
         }
         _ => return None,
     };
+    if let Some((call, receiver)) = target_call(expr, target) {
+        return Some((call, form, receiver));
+    }
+    // A call deeper in a simple statement, outside lambdas and comprehensions (which run
+    // it later, or many times).
+    if !child_bodies(stmt).is_empty() || matches!(stmt, Stmt::With(_)) {
+        return None;
+    }
+    let exprs = all_exprs(std::slice::from_ref(stmt));
+    let deferred: Vec<Range<usize>> = exprs
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Expr::Lambda(_)
+                    | Expr::ListComp(_)
+                    | Expr::SetComp(_)
+                    | Expr::DictComp(_)
+                    | Expr::Generator(_)
+            )
+        })
+        .map(|e| span(*e))
+        .collect();
+    exprs.into_iter().find_map(|e| {
+        let (call, receiver) = target_call(e, target)?;
+        let at = span(e);
+        if deferred.iter().any(|d| d.contains(&at.start)) {
+            return None;
+        }
+        Some((call, Form::Nested, receiver))
+    })
+}
+
+/// `expr` when it calls the target, with the receiver of a method call.
+fn target_call<'a>(
+    expr: &'a Expr,
+    target: &Target,
+) -> Option<(&'a ast::ExprCall, Option<&'a str>)> {
     let Expr::Call(call) = expr else {
         return None;
     };
     let name = target.def.name.as_str();
     match (&*call.func, target.class) {
-        (Expr::Name(n), None) if n.id.as_str() == name => Some((call, form, None)),
+        (Expr::Name(n), None) if n.id.as_str() == name => Some((call, None)),
         (Expr::Attribute(a), Some(_)) if a.attr.as_str() == name => match &*a.value {
-            Expr::Name(r) => Some((call, form, Some(r.id.as_str()))),
+            Expr::Name(r) => Some((call, Some(r.id.as_str()))),
             _ => None,
         },
         _ => None,
