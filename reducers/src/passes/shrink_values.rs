@@ -6,7 +6,8 @@
 //! `n / 2` (so `range(100)` gets to `range(1)` by halving), a float other than `0.0`/`1.0`
 //! becomes `0.0` or `1.0`, a string becomes empty, its first half or its second half — and,
 //! round after round, the part the failure needs. A list, parenthesized tuple or dict display
-//! becomes `[]`, `()` or `{}`.
+//! becomes `[]`, `()` or `{}`. The name of a module-level function or class used as a value
+//! rather than called (a dict key, an argument) becomes `0`, so that its definition can go.
 //!
 //! ## Example
 //! ```python
@@ -21,7 +22,9 @@
 use super::{largest_first, line_of};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
-use crate::python::{Expr, Script, all_exprs, ast, span};
+use std::collections::HashSet;
+
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
 
 pub struct ShrinkValues;
 
@@ -33,7 +36,44 @@ impl Pass for ShrinkValues {
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let mut out = Vec::new();
-        for expr in all_exprs(script.body()) {
+        let defined: HashSet<&str> = script
+            .body()
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::FunctionDef(f) => Some(f.name.as_str()),
+                Stmt::ClassDef(c) => Some(c.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let exprs = all_exprs(script.body());
+        // Names in call position, decorators and bases are uses, not values.
+        let called: HashSet<usize> = exprs
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Call(c) => Some(span(&*c.func).start),
+                _ => None,
+            })
+            .chain(
+                all_bodies(script.body())
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|s| match s {
+                        Stmt::FunctionDef(f) => f
+                            .decorator_list
+                            .iter()
+                            .map(|d| span(&d.expression).start)
+                            .collect(),
+                        Stmt::ClassDef(c) => c
+                            .decorator_list
+                            .iter()
+                            .map(|d| span(&d.expression).start)
+                            .chain(c.bases().iter().map(|b| span(b).start))
+                            .collect(),
+                        _ => Vec::new(),
+                    }),
+            )
+            .collect();
+        for expr in exprs {
             let range = span(expr);
             let code = &text[range.clone()];
             let line = line_of(text, range.start);
@@ -52,6 +92,15 @@ impl Pass for ShrinkValues {
                 },
                 Expr::StringLiteral(s) if !s.value.is_implicit_concatenated() => {
                     shorter_strings(code)
+                }
+                // A function or class of the script handed around as a value (a dict key, an
+                // argument) rather than called: `0` lets its definition go.
+                Expr::Name(n)
+                    if n.ctx == ast::ExprContext::Load
+                        && defined.contains(n.id.as_str())
+                        && !called.contains(&range.start) =>
+                {
+                    vec!["0".into()]
                 }
                 // Deleting elements stops at one; the empty display is one step further.
                 Expr::List(l) if !l.elts.is_empty() => vec!["[]".into()],

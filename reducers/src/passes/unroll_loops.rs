@@ -14,6 +14,11 @@
 //! check(board)
 //! ```
 //!
+//! A loop whose variable the body never reads (`for _ in itertools.count():`) may also
+//! become two passes of its body, for a failure that the second pass meets over the state the
+//! first left (a dict changed while it is iterated). That candidate grows the script: the
+//! pass is a pump.
+//!
 //! ## When it cannot apply
 //! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop.
 
@@ -27,6 +32,16 @@ pub struct UnrollLoops;
 impl Pass for UnrollLoops {
     fn name(&self) -> &'static str {
         "unroll_loops"
+    }
+
+    /// Two passes of a body are longer than the loop; they are kept when deletion then gets
+    /// further.
+    fn is_pump(&self) -> bool {
+        true
+    }
+
+    fn may_grow(&self) -> bool {
+        true
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -58,11 +73,29 @@ impl Pass for UnrollLoops {
                         )],
                     ));
                 }
+                // A loop whose variable the body never reads (`for _ in itertools.count()`)
+                // may fail only on its second pass, over state the first one left.
+                if !reads_name(&for_.body, target) {
+                    out.push(Candidate::new(
+                        format!("unroll the loop at {label} to two passes of its body"),
+                        vec![Edit::replace(
+                            lines.clone(),
+                            format!("{body_text}{body_text}"),
+                        )],
+                    ));
+                }
             }
         }
         largest_first(&mut out);
         out
     }
+}
+
+/// Whether `body` reads the name `name`.
+fn reads_name(body: &[Stmt], name: &str) -> bool {
+    crate::python::all_exprs(body)
+        .iter()
+        .any(|e| matches!(e, Expr::Name(n) if n.id.as_str() == name))
 }
 
 /// The first and last elements of an iterable, as code.
@@ -137,6 +170,17 @@ mod tests {
             texts
                 .iter()
                 .any(|t| t.contains("k, v = [*d.items()][0]\ng(k)\n")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_loop_over_an_unread_variable_may_run_its_body_twice() {
+        let texts = candidate_texts(&UnrollLoops, "for _ in count():\n    step()\n");
+        assert!(texts.contains(&"step()\nstep()\n".to_string()), "{texts:?}");
+        let texts = candidate_texts(&UnrollLoops, "for i in count():\n    step(i)\n");
+        assert!(
+            !texts.contains(&"step(i)\nstep(i)\n".to_string()),
             "{texts:?}"
         );
     }
