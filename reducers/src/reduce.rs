@@ -232,6 +232,9 @@ struct Run<'a> {
 /// See [`Run::proposals`].
 const CRASH_PATIENCE: usize = 3;
 
+/// How many times in a row one run of a pass may grow the script.
+const MAX_GROWTH: usize = 8;
+
 /// A pump that grew the script: the script before it, the pass, and the round it ran in.
 struct Pump {
     before: String,
@@ -373,11 +376,14 @@ impl Run<'_> {
         let mut candidates = self.proposals(pass);
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
+        let mut grown = 0;
         loop {
             if !patient && refused_in_a_row >= self.options.give_up_after {
                 return Ok(PassEnd::GaveUp);
             }
-            let grows = pass.may_grow().then_some(&self.accepted);
+            // A pass may grow the script only so many times in a row (inlining a function that
+            // calls itself through another one would go on for ever).
+            let grows = (pass.may_grow() && grown < MAX_GROWTH).then_some(&self.accepted);
             let (window, next) =
                 fill_window(&candidates, cursor, &self.current, grows, self.options);
             if window.is_empty() {
@@ -416,6 +422,11 @@ impl Run<'_> {
             self.stats[i].accepted += parts;
             self.stats[i].bytes_removed += self.current.text().len().saturating_sub(accepted.len());
             self.accepted.insert(accepted.clone());
+            if accepted.len() > self.current.text().len() {
+                grown += 1;
+            } else {
+                grown = 0;
+            }
             if pass.is_pump() && accepted.len() > self.current.text().len() {
                 self.pumps.push(Pump {
                     before: self.current.text().to_string(),

@@ -3,7 +3,8 @@
 //! ## What it removes
 //! A module-level function, or a method of a module-level class, that is called exactly once
 //! (its name occurs once in the whole script) is inlined at its call and its `def` is
-//! deleted, when the call is
+//! deleted; one whose name occurs a few times is inlined at one call at a time (the first
+//! four), and its `def` stays for the others. The call must be
 //! - a statement of its own: `f(a, b=1)`, also as `sys.exit(f())` or `raise SystemExit(f())`;
 //! - the whole right side of a simple assignment: `x = f(a)` or `x, y = f(a)`;
 //! - the value of a `return` in another function: `return f(a)`;
@@ -73,6 +74,9 @@ use crate::scopes::Scopes;
 
 pub struct InlineCalls;
 
+/// The most calls of one function inlined one at a time.
+const MAX_SITES: usize = 4;
+
 impl Pass for InlineCalls {
     fn name(&self) -> &'static str {
         "inline_calls"
@@ -90,40 +94,50 @@ impl Pass for InlineCalls {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let names = referenced_names(script.body());
-        let once = |name: &str| names.iter().filter(|n| **n == name).count() == 1;
+        let uses = |name: &str| names.iter().filter(|n| **n == name).count();
         let scopes = Scopes::of(script.body());
         let mut out = Vec::new();
+        // A function called once is inlined and its `def` goes; one called a few times is
+        // inlined at one call at a time, and keeps its `def` for the others.
+        let mut inline_each = |stmt, def: &ast::StmtFunctionDef, class| {
+            let n = uses(def.name.as_str());
+            for site in 0..n.min(MAX_SITES) {
+                let target = Target {
+                    stmt,
+                    def,
+                    class,
+                    site,
+                    shared: n > 1,
+                };
+                out.extend(inline(script, &scopes, &target));
+            }
+            n
+        };
+        let mut expressions = Vec::new();
         for stmt in script.body() {
             match stmt {
-                Stmt::FunctionDef(def) if once(def.name.as_str()) => {
-                    let target = Target {
-                        stmt,
-                        def,
-                        class: None,
-                    };
+                Stmt::FunctionDef(def) => {
                     // Both: `sys.exit(main())` loses its status when `main` is inlined as a
                     // statement, and keeps it when `main`'s one expression takes its place.
-                    out.extend(inline(script, &scopes, &target));
-                    out.extend(inline_expression(script, &scopes, stmt, def));
+                    let uses = inline_each(stmt, def, None);
+                    if uses == 1 {
+                        expressions.extend(inline_expression(script, &scopes, stmt, def));
+                    }
                 }
                 Stmt::ClassDef(class) => {
                     for stmt in &class.body {
                         let Stmt::FunctionDef(def) = stmt else {
                             continue;
                         };
-                        if once(def.name.as_str()) && defined_once(script, def.name.as_str()) {
-                            let target = Target {
-                                stmt,
-                                def,
-                                class: Some(class),
-                            };
-                            out.extend(inline(script, &scopes, &target));
+                        if defined_once(script, def.name.as_str()) {
+                            inline_each(stmt, def, Some(class));
                         }
                     }
                 }
                 _ => {}
             }
         }
+        out.extend(expressions);
         // The two ways of inlining a function agree when its call stands alone.
         let mut seen = HashSet::new();
         out.retain(|c| seen.insert(c.apply(script.text())));
@@ -235,6 +249,10 @@ struct Target<'a> {
     stmt: &'a Stmt,
     def: &'a ast::StmtFunctionDef,
     class: Option<&'a ast::StmtClassDef>,
+    /// Which of its calls to inline (see [`find_sites`]).
+    site: usize,
+    /// Whether other code still uses the function, so that its `def` stays.
+    shared: bool,
 }
 
 /// How the call stands in its statement.
@@ -298,7 +316,9 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
     if def.is_async {
         return None;
     }
-    let site = find_site(script.body(), target)?;
+    let site = find_sites(script.body(), target)
+        .into_iter()
+        .nth(target.site)??;
     let with = match site.form {
         Form::With(with) => Some(with),
         _ => None,
@@ -386,12 +406,16 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
         (Form::Nested, value) => {
             let stmt = span(site.stmt);
             let call = span(site.call);
-            let name = def.name.as_str();
+            // The function's own name is free once its `def` goes; else a name of its own.
+            let name = match target.shared {
+                false => def.name.to_string(),
+                true => format!("{}_result", def.name),
+            };
             let stand_in = match value {
                 Some(_) => {
                     edits.extend(ret?.into(format!("{name} = ")));
                     body = &def.body;
-                    name
+                    name.as_str()
                 }
                 None => "None",
             };
@@ -423,14 +447,7 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
     if replacement.is_empty() {
         replacement = format!("{indent}pass\n");
     }
-    let delete_def = match target.class {
-        Some(class) => delete_stmts(
-            script,
-            std::slice::from_ref(target.stmt),
-            class.body.len() == 1,
-        ),
-        None => Edit::delete(deletion_range(text, span(target.stmt))),
-    };
+    let delete_def = delete_def(script, target);
     let what = match target.class {
         Some(class) => format!("{}.{}", class.name, def.name),
         None => def.name.to_string(),
@@ -438,7 +455,10 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
     let site_lines = line_start(text, range.start)..line_end(text, range.end);
     Some(Candidate::new(
         format!("inline {what}() at {}", lines_label(text, &range)),
-        vec![Edit::replace(site_lines, replacement), delete_def],
+        [Some(Edit::replace(site_lines, replacement)), delete_def]
+            .into_iter()
+            .flatten()
+            .collect(),
     ))
 }
 
@@ -492,14 +512,7 @@ fn inline_with(
         indent,
         vec![yield_edit],
     )?);
-    let delete_def = match target.class {
-        Some(class) => delete_stmts(
-            script,
-            std::slice::from_ref(target.stmt),
-            class.body.len() == 1,
-        ),
-        None => Edit::delete(deletion_range(text, span(target.stmt))),
-    };
+    let delete_def = delete_def(script, target);
     let site_lines = line_start(text, range.start)..line_end(text, range.end);
     Some(Candidate::new(
         format!(
@@ -507,8 +520,26 @@ fn inline_with(
             def.name,
             lines_label(text, &range)
         ),
-        vec![Edit::replace(site_lines, text_out), delete_def],
+        [Some(Edit::replace(site_lines, text_out)), delete_def]
+            .into_iter()
+            .flatten()
+            .collect(),
     ))
+}
+
+/// The edit that deletes the target's `def`, unless other code still uses it.
+fn delete_def(script: &Script, target: &Target) -> Option<Edit> {
+    if target.shared {
+        return None;
+    }
+    Some(match target.class {
+        Some(class) => delete_stmts(
+            script,
+            std::slice::from_ref(target.stmt),
+            class.body.len() == 1,
+        ),
+        None => Edit::delete(deletion_range(script.text(), span(target.stmt))),
+    })
 }
 
 /// `contextmanager` or `contextlib.contextmanager`.
@@ -753,16 +784,19 @@ fn defined_once(script: &Script, name: &str) -> bool {
         == 1
 }
 
-/// The one call of the target as a statement of one of the forms, searched at module level,
-/// in module-level functions and in the methods of module-level classes.
-fn find_site<'a>(body: &'a [Stmt], target: &Target<'a>) -> Option<Site<'a>> {
+/// The calls of the target in statements of one of the forms, in source order, searched at
+/// module level, in module-level functions and in the methods of module-level classes; `None`
+/// for a method call whose receiver cannot be bound.
+fn find_sites<'a>(body: &'a [Stmt], target: &Target<'a>) -> Vec<Option<Site<'a>>> {
     let context = Context {
         guard: None,
         function: None,
         class: None,
         top: false,
     };
-    search(body, target, body, context)
+    let mut out = Vec::new();
+    search(body, target, body, context, &mut out);
+    out
 }
 
 fn search<'a>(
@@ -770,7 +804,8 @@ fn search<'a>(
     target: &Target<'a>,
     module: &'a [Stmt],
     context: Context<'a>,
-) -> Option<Site<'a>> {
+    out: &mut Vec<Option<Site<'a>>>,
+) {
     for (i, stmt) in body.iter().enumerate() {
         if let Some((call, form, receiver)) = call_form(stmt, target) {
             let receiver_ok = match target.class {
@@ -781,10 +816,7 @@ fn search<'a>(
                     own_self || holds_instance(module, r, class.name.as_str())
                 }),
             };
-            if !receiver_ok {
-                return None;
-            }
-            return Some(Site {
+            out.push(receiver_ok.then_some(Site {
                 stmt,
                 call,
                 form,
@@ -793,9 +825,10 @@ fn search<'a>(
                 function: context.function,
                 class: context.class,
                 last: context.top && i + 1 == body.len(),
-            });
+            }));
+            continue;
         }
-        let inner = match stmt {
+        match stmt {
             Stmt::FunctionDef(f) if context.function.is_none() => {
                 let function = Context {
                     guard: None,
@@ -803,21 +836,23 @@ fn search<'a>(
                     class: None,
                     top: true,
                 };
-                search(&f.body, target, module, function)
+                search(&f.body, target, module, function, out);
             }
-            Stmt::ClassDef(c) if context.function.is_none() => c.body.iter().find_map(|s| {
-                let Stmt::FunctionDef(f) = s else {
-                    return None;
-                };
-                let method = Context {
-                    guard: None,
-                    function: Some(f),
-                    class: Some(c),
-                    top: true,
-                };
-                search(&f.body, target, module, method)
-            }),
-            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => None,
+            Stmt::ClassDef(c) if context.function.is_none() => {
+                for s in &c.body {
+                    let Stmt::FunctionDef(f) = s else {
+                        continue;
+                    };
+                    let method = Context {
+                        guard: None,
+                        function: Some(f),
+                        class: Some(c),
+                        top: true,
+                    };
+                    search(&f.body, target, module, method, out);
+                }
+            }
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
             _ => {
                 let guard = match stmt {
                     Stmt::If(s) if is_main_guard(&s.test) => Some(s),
@@ -828,16 +863,12 @@ fn search<'a>(
                     top: false,
                     ..context
                 };
-                child_bodies(stmt)
-                    .into_iter()
-                    .find_map(|b| search(b, target, module, block))
+                for b in child_bodies(stmt) {
+                    search(b, target, module, block, out);
+                }
             }
-        };
-        if inner.is_some() {
-            return inner;
         }
     }
-    None
 }
 
 /// The call of the target that `stmt` is made of, its form and its receiver.
@@ -1133,8 +1164,13 @@ mod tests {
     #[test]
     fn a_generator_that_yields_once_at_its_end_hands_back_a_list() {
         let text = "def batches(n):\n    x = n * 2\n    yield x, n\nfor b in batches(3):\n    pass\nitems = batches(4)\n";
-        // `batches` is called twice: nothing; once each below.
-        assert!(results(text).is_empty());
+        // `batches` is called twice: the call that can be inlined is, and the `def` stays.
+        assert_eq!(
+            results(text),
+            [
+                "def batches(n):\n    x = n * 2\n    yield x, n\nfor b in batches(3):\n    pass\nn = 4\nx = n * 2\nitems = [(x, n)]\n"
+            ]
+        );
         let text = "def batches(n):\n    x = n * 2\n    yield x, n\nitems = batches(4)\n";
         assert_eq!(results(text), ["n = 4\nx = n * 2\nitems = [(x, n)]\n"]);
     }
