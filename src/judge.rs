@@ -136,12 +136,6 @@ impl Oracle for ProcessOracle<'_> {
         if !matches!(self.sig, Signature::Exception { .. }) {
             return None;
         }
-        let env = self.workers.env_of(0);
-        let spec = process::RunSpec {
-            python: &self.workers.python,
-            timeout: self.workers.timeout,
-            env: &env,
-        };
         let key = self.cache.key(&crate::probe::cache_text(text));
         let outcome = match self.cache.get(&key) {
             Some(outcome) => {
@@ -150,7 +144,7 @@ impl Oracle for ProcessOracle<'_> {
             }
             None => {
                 let start = Instant::now();
-                let run = crate::probe::run(text, &spec);
+                let run = self.workers.probe(text);
                 *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
                     start.elapsed().as_secs_f64();
                 self.calls += 1;

@@ -1,4 +1,5 @@
-# Runs repro.py as __main__ and, when it raises, reports where: for each frame of repro.py on
+# Run as `python -c PROBE` in the script's directory, runs repro.py as __main__ and, when it
+# raises, reports where (a warm worker calls `report` itself): for each frame of repro.py on
 # the traceback (innermost first; the three innermost and the outermost) the line it was executing, the names local to
 # its function, and the value of every name, attribute and subscript read by the statement on
 # that line, when the value reads back as a Python literal or is a module-level class or
@@ -9,7 +10,6 @@ import runpy
 import sys
 import types
 
-PATH = "repro.py"
 MAX_FRAMES = 4
 MAX_VALUE = 4000
 
@@ -64,7 +64,7 @@ def handled_names(tree, line):
     ]
 
 
-def frame_facts(frame, line, source, tree, handled):
+def frame_facts(frame, line, source, tree, handled, path):
     values = {}
     scope = dict(frame.f_locals)
     # Python unbinds `except ... as exc` when the handler raises: give it back its exception.
@@ -81,7 +81,7 @@ def frame_facts(frame, line, source, tree, handled):
             if not text or text in values:
                 continue
             try:
-                code = compile(ast.Expression(node), PATH, "eval")
+                code = compile(ast.Expression(node), path, "eval")
                 value = eval(code, frame.f_globals, scope)
             except BaseException:
                 continue
@@ -100,14 +100,15 @@ def frame_facts(frame, line, source, tree, handled):
     }
 
 
-def report(exc):
-    with open(PATH, encoding="utf-8") as f:
+def report(exc, path):
+    """Write the frames of `path` (the script's file name) on `exc`'s traceback to stderr."""
+    with open(path, encoding="utf-8") as f:
         source = f.read()
     tree = ast.parse(source)
     frames = []
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == PATH:
+        if tb.tb_frame.f_code.co_filename == path:
             frames.append((tb.tb_frame, tb.tb_lineno))
         tb = tb.tb_next
     # The innermost frames, and the outermost one, through which the failure was reached.
@@ -115,20 +116,21 @@ def report(exc):
         frames = frames[:1] + frames[1 - MAX_FRAMES:]
     frames = frames[::-1]
     facts = [
-        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None)
+        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path)
         for i, (f, line) in enumerate(frames)
     ]
     sys.stderr.write("\nscrub-probe: " + json.dumps(facts) + "\n")
 
 
-sys.argv = [PATH]
-try:
-    runpy.run_path(PATH, run_name="__main__")
-except SystemExit:
-    raise
-except BaseException as exc:
+if __name__ == "__main__":
+    sys.argv = ["repro.py"]
     try:
-        report(exc)
-    except Exception:
-        pass
-    sys.exit(1)
+        runpy.run_path("repro.py", run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        try:
+            report(exc, "repro.py")
+        except Exception:
+            pass
+        sys.exit(1)

@@ -1,14 +1,14 @@
 //! Where a failing script fails: the frames of the script on its traceback, with the values
 //! that each frame's line read (see `probe.py`, which runs the script and reports them).
 
-use anyhow::Result;
 use serde::Deserialize;
 
 use scrub_reducers::{Crash, Frame};
 
-use crate::process::{Outcome, RunSpec, run_script_with};
+use crate::process::Outcome;
 
-const PROBE: &str = include_str!("probe.py");
+/// The probe, run as `python -c SOURCE` or loaded by a warm worker.
+pub const SOURCE: &str = include_str!("probe.py");
 const MARK: &str = "scrub-probe: ";
 
 #[derive(Deserialize)]
@@ -17,11 +17,6 @@ struct ProbeFrame {
     locals: Vec<String>,
     values: Vec<(String, String)>,
     function: bool,
-}
-
-/// Runs `text` under the probe; [`crash`] reads its report.
-pub fn run(text: &str, spec: &RunSpec) -> Result<Outcome> {
-    run_script_with(text, spec, &["-c", PROBE])
 }
 
 /// The cache key of the probe's run of `text`: no script holds a NUL byte, so none has it.
@@ -50,16 +45,20 @@ pub fn crash(outcome: &Outcome) -> Option<Crash> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workers::Workers;
     use std::time::Duration;
 
+    /// The crash that the probe reports for `text`, the same from a cold and a warm worker.
     fn probe(text: &str) -> Option<Crash> {
-        let python = std::path::PathBuf::from("python3");
-        let spec = RunSpec {
-            python: &python,
-            timeout: Duration::from_secs(30),
-            env: &[],
-        };
-        crash(&run(text, &spec).expect("python3 runs"))
+        let mut workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
+        let cold = crash(&workers.probe(text).expect("python3 runs"));
+        let dir = tempfile::tempdir().unwrap();
+        let original = dir.path().join("repro.py");
+        std::fs::write(&original, text).unwrap();
+        workers.warm = Some(original);
+        let warm = crash(&workers.probe(text).expect("the warm worker runs"));
+        assert_eq!(cold, warm, "cold and warm probes disagree");
+        cold
     }
 
     #[test]

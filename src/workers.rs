@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::process::{Outcome, RunSpec, run_script};
+use crate::process::{Outcome, RunSpec, run_script, run_script_with};
 use crate::zygote::Zygote;
 
 pub struct Workers {
@@ -38,13 +38,32 @@ impl Workers {
 
     /// Runs `text` on worker `worker`: forked from its zygote in warm mode, else cold.
     fn run_on(&self, worker: usize, text: &str, env: &[(String, String)]) -> Result<Outcome> {
+        self.run_with(worker, text, env, None)
+    }
+
+    /// Runs `text` under the probe (see `probe.rs`) on the first worker, warm or cold as the
+    /// candidates run. Only while no candidates are being run.
+    pub fn probe(&self, text: &str) -> Result<Outcome> {
+        self.run_with(0, text, &self.env_of(0), Some(crate::probe::SOURCE))
+    }
+
+    fn run_with(
+        &self,
+        worker: usize,
+        text: &str,
+        env: &[(String, String)],
+        probe: Option<&str>,
+    ) -> Result<Outcome> {
         let Some(original) = &self.warm else {
             let spec = RunSpec {
                 python: &self.python,
                 timeout: self.timeout,
                 env,
             };
-            return run_script(text, &spec);
+            return match probe {
+                Some(source) => run_script_with(text, &spec, &["-c", source]),
+                None => run_script(text, &spec),
+            };
         };
         let mut slot = self.zygotes[worker]
             .lock()
@@ -55,7 +74,7 @@ impl Workers {
         let result = slot
             .as_mut()
             .expect("started above")
-            .run(text, self.timeout);
+            .run(text, self.timeout, probe);
         if result
             .as_ref()
             .is_err_and(|e| !e.is::<crate::process::Interrupted>())

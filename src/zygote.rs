@@ -84,13 +84,24 @@ impl Zygote {
 
     /// Runs `text` as a forked child; like `process::run_script`, an interruption is an
     /// error of type [`Interrupted`], and a zygote that dies is an error too.
-    pub fn run(&mut self, text: &str, timeout: Duration) -> Result<Outcome> {
+    /// Runs `text` in a child forked from the zygote; with `probe` (the source of the probe,
+    /// see `probe.rs`), an uncaught exception is also reported as the probe reports it.
+    pub fn run(&mut self, text: &str, timeout: Duration, probe: Option<&str>) -> Result<Outcome> {
         let (dir, mut out, mut err) = prepare_dir(text)?;
+        let probe_path = match probe {
+            Some(source) => {
+                let path = dir.path().join("probe.py");
+                std::fs::write(&path, source)?;
+                Some(path)
+            }
+            None => None,
+        };
         let request = serde_json::json!({
             "dir": dir.path().join("work"),
             "script": "repro.py",
             "stdout": dir.path().join("stdout"),
             "stderr": dir.path().join("stderr"),
+            "probe": probe_path,
         });
         writeln!(self.requests, "{request}").context("the warm worker is gone")?;
         self.requests.flush().context("the warm worker is gone")?;

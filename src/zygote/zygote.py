@@ -4,13 +4,14 @@ Started as `PY zygote.py ORIGINAL` with the worker's environment (PYTHONHASHSEED
 It imports the top-level modules that ORIGINAL imports and that import cleanly, runs nothing
 else, and serves requests on stdin, one JSON object per line:
 
-    {"dir": D, "script": S, "stdout": O, "stderr": E}
+    {"dir": D, "script": S, "stdout": O, "stderr": E, "probe": P}
 
 For each it forks a child that runs S as `__main__` in D with its output in O and E, in a
 process group of its own, and answers `{"pid": P}` at once and `{"pid": P, "status": W}` (the
 raw wait status) when the child is gone. The child behaves as `python S` would: uncaught
 exceptions are printed by sys.excepthook and exit with status 1, SystemExit is honoured,
-non-daemon threads are joined and atexit handlers run before it exits.
+non-daemon threads are joined and atexit handlers run before it exits. With "probe" (the path
+of scrub's probe.py), an uncaught exception is also reported as the probe reports it.
 """
 
 import ast
@@ -62,7 +63,7 @@ def run_child(request):
         sys.argv = [script]
         sys.path[0] = os.getcwd()
         # `python repro.py` gives the script an absolute `__file__` (3.9+); so does this.
-        code = execute(os.path.abspath(script))
+        code = execute(os.path.abspath(script), request.get("probe"))
     finally:
         os._exit(code)
 
@@ -81,7 +82,7 @@ def die_with_parent():
         pass
 
 
-def execute(script):
+def execute(script, probe=None):
     """Run `script` (an absolute path) as `python script` runs its `__main__`."""
     import builtins
     import threading
@@ -115,6 +116,13 @@ def execute(script):
             sys.excepthook(type(exc), exc, exc.__traceback__)
         except BaseException:
             traceback.print_exception(type(exc), exc, exc.__traceback__)
+        if probe:
+            try:
+                import runpy
+
+                runpy.run_path(probe, run_name="scrub_probe")["report"](exc, script)
+            except BaseException:
+                pass
         code = 1
     try:
         threading._shutdown()
