@@ -52,14 +52,18 @@ pub trait Pass: Sync {
 
 /// The passes, in the order a round runs them.
 ///
-/// Large deletions first, since they make every later pass cheaper, and the setup (logging,
-/// seeding, environment, distributed init) that repros carry around their failure. Right after
+/// The jump to the failing statement first: when the values it read are literals, it removes
+/// nearly everything in one step. Then large deletions, since they make every later pass
+/// cheaper, the setup (logging, seeding, environment, distributed init) that repros carry
+/// around their failure, and type annotations (one candidate for all of them, after which
+/// annotated assignments are plain ones that propagation knows). Right after
 /// them the PyTorch passes that move a repro to the CPU and float32 and shrink its tensor and layer
 /// sizes: they propose few candidates (none on a script without torch) and are decisive
 /// for torch repros, and every later run is faster on a small CPU script. Then the rewrites
 /// that open up structure: unwrapping blocks, then stepping `torch.compile` down its backend
 /// ladder (once unwrapping has exposed the calls, and before the many rewrites that follow,
-/// which are judged faster under a cheaper backend), unrolling loops, replacing command-line
+/// which are judged faster under a cheaper backend), unrolling loops, running pool maps in the
+/// calling process (so that their failures reach the script's own frames), replacing command-line
 /// options by their defaults (before inlining can hide the namespace), inlining calls,
 /// flattening classes instantiated once (whose former methods the next round inlines), then
 /// propagating the values that inlining and flattening leave bound to names. Then the small,

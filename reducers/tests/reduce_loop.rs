@@ -351,3 +351,76 @@ fn tensor_subclass_dunders_do_not_count_toward_the_target() {
     // class line, helper (2 lines), the call: the dunders and the import are left out.
     assert_eq!(scrub_reducers::reduce::code_lines(&script), 4);
 }
+
+/// Fails when the text holds "calibration"; reports the crash at the line that holds it, with
+/// its `key` a literal, and counts how often it was asked.
+struct Crashing(usize);
+
+impl Oracle for Crashing {
+    fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+        Ok(texts
+            .iter()
+            .map(|t| t.contains("['calibration']"))
+            .collect())
+    }
+
+    fn crash(&mut self, text: &str) -> Option<scrub_reducers::Crash> {
+        self.0 += 1;
+        let line = text.lines().position(|l| l.contains("[key]"))? + 1;
+        Some(scrub_reducers::Crash {
+            frames: vec![scrub_reducers::Frame {
+                line,
+                in_function: true,
+                locals: vec!["key".into(), "self".into()],
+                values: vec![
+                    ("key".into(), "'calibration'".into()),
+                    ("self.values".into(), "{}".into()),
+                ],
+            }],
+        })
+    }
+}
+
+#[test]
+fn the_jump_to_the_failing_statement_takes_the_values_it_read() {
+    let text = "class C:\n    def __init__(self):\n        self.values = {}\n    def get(self, key):\n        return self.values[key]\ndef main():\n    C().get('calibration')\nmain()\n";
+    let mut oracle = Crashing(0);
+    let out = reduce(text, PASSES, &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(out.text.trim(), "{}['calibration']", "{}", out.text);
+    let jump = out
+        .passes
+        .iter()
+        .find(|p| p.name == "jump_to_crash")
+        .unwrap();
+    assert!(jump.accepted >= 1);
+    // Once the failing statement is all there is, the probe brings nothing new: it is asked
+    // for three rounds more at most.
+    assert!(
+        oracle.0 <= out.rounds + 1,
+        "{} probes in {} rounds",
+        oracle.0,
+        out.rounds
+    );
+}
+
+#[test]
+fn the_failure_is_asked_for_once_a_round_and_three_rounds_without_a_gain_at_most() {
+    // The probe never finds a traceback.
+    struct Unhelpful(usize);
+    impl Oracle for Unhelpful {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            let needles = ["parse_args", "cfg.get(", "class Config"];
+            Ok(texts
+                .iter()
+                .map(|t| needles.iter().all(|n| t.contains(n)))
+                .collect())
+        }
+        fn crash(&mut self, _text: &str) -> Option<scrub_reducers::Crash> {
+            self.0 += 1;
+            None
+        }
+    }
+    let mut oracle = Unhelpful(0);
+    let out = reduce(BLOATED, PASSES, &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(oracle.0, out.rounds.min(3), "{} rounds", out.rounds);
+}
