@@ -8,6 +8,8 @@
 //! module-level class may be replaced by that class's own bases (`class ManifestError(ReleaseError)`
 //! becomes `class ManifestError(Exception)`), so that the class in between can go.
 //! `f(**{"a": 1})` becomes `f(a=1)`, and a parameter with a default may go, each alone.
+//! The `backend=` of `torch.compile` stays: simpler_backend steps it down its ladder, and
+//! deleting it would make it inductor again.
 //!
 //! ## Example
 //! ```python
@@ -61,8 +63,23 @@ impl Pass for DeleteArguments {
                 .iter_source_order()
                 .map(|a| span(&a.range()))
                 .collect();
+            // The backend of `torch.compile` is simpler_backend's: deleting it would climb
+            // back up the ladder to inductor.
+            let backend = arguments
+                .find_keyword("backend")
+                .filter(|_| callee.ends_with("compile()"))
+                .map(|k| span(k));
             let line = line_of(text, span(arguments).start);
             let no_arguments = || Edit::replace(span(arguments), none);
+            if let Some(backend) = backend {
+                for i in (0..items.len()).filter(|&i| items[i] != backend) {
+                    out.push(Candidate::new(
+                        format!("delete argument {} of {callee} at line {line}", i + 1),
+                        vec![Edit::delete(list_item_range(text, &items, i))],
+                    ));
+                }
+                continue;
+            }
             match items.len() {
                 0 => {}
                 // A lone argument may have a trailing comma, which cannot stay alone.
@@ -227,6 +244,18 @@ mod tests {
         assert!(
             texts.contains(&"class A(Exception): pass\nclass B: pass\n".to_string()),
             "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn the_backend_of_torch_compile_stays() {
+        let texts = results("torch.compile(f, fullgraph=True, backend=\"eager\")\n");
+        assert_eq!(
+            texts,
+            [
+                "torch.compile(f, backend=\"eager\")\n",
+                "torch.compile(fullgraph=True, backend=\"eager\")\n"
+            ]
         );
     }
 
