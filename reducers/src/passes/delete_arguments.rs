@@ -68,7 +68,7 @@ impl Pass for DeleteArguments {
             let backend = arguments
                 .find_keyword("backend")
                 .filter(|_| callee.ends_with("compile()"))
-                .map(|k| span(k));
+                .map(span);
             let line = line_of(text, span(arguments).start);
             let no_arguments = || Edit::replace(span(arguments), none);
             if let Some(backend) = backend {
