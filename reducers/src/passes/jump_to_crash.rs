@@ -75,7 +75,6 @@ impl Pass for JumpToCrash {
     fn candidates_at(&self, script: &Script, crash: &Crash) -> Vec<Candidate> {
         let text = script.text();
         let body = script.body();
-        let protected = script.protected();
         let top_level = |line: usize| {
             body.iter().position(|s| {
                 (line_of(text, s.start().to_usize())..=end_line(text, s)).contains(&line)
@@ -89,43 +88,19 @@ impl Pass for JumpToCrash {
             .filter(|f| !f.in_function)
             .and_then(|f| top_level(f.line))
             .unwrap_or(body.len());
+        let keeps: [(&str, Keep); 3] = [
+            ("after the imports", &is_import),
+            ("after the definitions", &|s| {
+                is_import(s) || is_definition(s)
+            }),
+            ("after the code before it", &|_| true),
+        ];
         let mut out: Vec<(usize, Candidate)> = Vec::new();
         for frame in &crash.frames {
             for snippet in snippets(script, frame) {
-                let keeps: [(&str, Keep); 3] = [
-                    ("after the imports", &is_import),
-                    ("after the definitions", &|s| {
-                        is_import(s) || is_definition(s)
-                    }),
-                    ("after the code before it", &|_| true),
-                ];
                 for (label, keep) in keeps {
-                    let mut edits = Vec::new();
-                    for (i, stmt) in body.iter().enumerate() {
-                        let kept = if i < driver {
-                            keep(stmt)
-                        } else {
-                            i > driver && matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
-                        };
-                        let range = span(stmt);
-                        let protected = protected
-                            .iter()
-                            .any(|p| p.start < range.end && range.start < p.end);
-                        if !kept && !protected {
-                            edits.push(delete_stmt(script, body, i, true));
-                        }
-                    }
-                    let newline = if text.ends_with('\n') || text.is_empty() {
-                        ""
-                    } else {
-                        "\n"
-                    };
-                    edits.push(Edit::replace(
-                        text.len()..text.len(),
-                        format!("{newline}{snippet}\n"),
-                    ));
-                    let candidate =
-                        Candidate::new(format!("jump to line {} {label}", frame.line), edits);
+                    let description = format!("jump to line {} {label}", frame.line);
+                    let candidate = jump(script, driver, keep, &snippet, description);
                     // A jump only ever shrinks the script.
                     if let Some(after) = candidate.apply(text).filter(|a| a.len() < text.len()) {
                         out.push((after.len(), candidate));
@@ -152,6 +127,48 @@ impl Pass for JumpToCrash {
 
 /// Which module-level statements before the failure a candidate keeps.
 type Keep<'a> = &'a dyn Fn(&Stmt) -> bool;
+
+/// The script cut down to the module-level statements before `driver` that `keep` keeps, the
+/// functions and classes after it and the code marked `# scrub: keep`, with `snippet` at the
+/// end.
+fn jump(
+    script: &Script,
+    driver: usize,
+    keep: Keep,
+    snippet: &str,
+    description: String,
+) -> Candidate {
+    let text = script.text();
+    let body = script.body();
+    let protected = script.protected();
+    let mut edits = Vec::new();
+    for (i, stmt) in body.iter().enumerate() {
+        let kept = match i.cmp(&driver) {
+            std::cmp::Ordering::Less => keep(stmt),
+            std::cmp::Ordering::Equal => false,
+            std::cmp::Ordering::Greater => {
+                matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
+            }
+        };
+        let range = span(stmt);
+        let protected = protected
+            .iter()
+            .any(|p| p.start < range.end && range.start < p.end);
+        if !kept && !protected {
+            edits.push(delete_stmt(script, body, i, true));
+        }
+    }
+    let newline = if text.ends_with('\n') || text.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    edits.push(Edit::replace(
+        text.len()..text.len(),
+        format!("{newline}{snippet}\n"),
+    ));
+    Candidate::new(description, edits)
+}
 
 fn is_import(stmt: &Stmt) -> bool {
     matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_))
