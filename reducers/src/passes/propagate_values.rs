@@ -105,6 +105,17 @@ impl<'a> Facts<'a> {
         }
     }
 
+    /// Every `x.attr` of the script, read or written.
+    fn attributes_named(&self, attr: &str) -> Vec<&'a ast::ExprAttribute> {
+        self.exprs
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Attribute(a) if a.attr.as_str() == attr => Some(a),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn bound(&self, name: &str) -> usize {
         self.bindings.get(name).copied().unwrap_or(0)
     }
@@ -298,7 +309,6 @@ fn bound_names<'a>(
 /// value.
 fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
     let script = facts.script;
-    let text = script.text();
     let mut out = Vec::new();
     for stmt in script.body() {
         let Stmt::ClassDef(class) = stmt else {
@@ -336,14 +346,7 @@ fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
             }
             // Set nowhere else: no other store, `del` or augmented assignment of `.attr`,
             // and no class attribute of that name.
-            let attributes: Vec<&ast::ExprAttribute> = facts
-                .exprs
-                .iter()
-                .filter_map(|e| match e {
-                    Expr::Attribute(a) if a.attr.as_str() == attr => Some(a),
-                    _ => None,
-                })
-                .collect();
+            let attributes = facts.attributes_named(attr);
             let stores = attributes
                 .iter()
                 .filter(|a| a.ctx != ast::ExprContext::Load)
@@ -389,22 +392,14 @@ fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
             if reads.is_empty() || !facts.value_moves_to(value, &reads) {
                 continue;
             }
-            let mut edits: Vec<Edit> = reads
-                .iter()
-                .map(|(_, r)| Edit::replace(r.clone(), facts.replacement(value, r)))
-                .collect();
-            if reads.len() + 1 == attributes.len() {
-                edits.push(delete_stmt(script, &init.body, i, false));
-            }
-            out.push(Candidate::new(
-                format!(
-                    "propagate `{}` at line {} into {} read{}",
-                    short(script.slice(assign_stmt)),
-                    line_of(text, span(assign_stmt).start),
-                    reads.len(),
-                    if reads.len() == 1 { "" } else { "s" }
-                ),
-                edits,
+            let unused = reads.len() + 1 == attributes.len();
+            out.push(into_reads(
+                facts,
+                short(script.slice(assign_stmt)),
+                assign_stmt,
+                value,
+                &reads,
+                unused.then(|| delete_stmt(script, &init.body, i, false)),
             ));
         }
     }
@@ -415,7 +410,6 @@ fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
 /// `C.attr` becomes the constant.
 fn propagate_class_constants(facts: &Facts) -> Vec<Candidate> {
     let script = facts.script;
-    let text = script.text();
     let mut out = Vec::new();
     for stmt in script.body() {
         let Stmt::ClassDef(class) = stmt else {
@@ -446,14 +440,7 @@ fn propagate_class_constants(facts: &Facts) -> Vec<Candidate> {
             if occurrences.iter().filter(|o| o.binds).count() != 1 {
                 continue;
             }
-            let attributes: Vec<&ast::ExprAttribute> = facts
-                .exprs
-                .iter()
-                .filter_map(|e| match e {
-                    Expr::Attribute(a) if a.attr.as_str() == attr => Some(a),
-                    _ => None,
-                })
-                .collect();
+            let attributes = facts.attributes_named(attr);
             if attributes.iter().any(|a| a.ctx != ast::ExprContext::Load) {
                 continue;
             }
@@ -465,26 +452,44 @@ fn propagate_class_constants(facts: &Facts) -> Vec<Candidate> {
             if reads.is_empty() || !facts.value_moves_to(value, &reads) {
                 continue;
             }
-            let mut edits: Vec<Edit> = reads
-                .iter()
-                .map(|(_, r)| Edit::replace(r.clone(), facts.replacement(value, r)))
-                .collect();
-            if reads.len() == attributes.len() && occurrences.len() == 1 {
-                edits.push(delete_stmt(script, &class.body, i, false));
-            }
-            out.push(Candidate::new(
-                format!(
-                    "propagate `{name}.{attr} = {}` at line {} into {} read{}",
-                    short(script.slice(value)),
-                    line_of(text, span(assign_stmt).start),
-                    reads.len(),
-                    if reads.len() == 1 { "" } else { "s" }
-                ),
-                edits,
+            let unused = reads.len() == attributes.len() && occurrences.len() == 1;
+            out.push(into_reads(
+                facts,
+                format!("{name}.{attr} = {}", short(script.slice(value))),
+                assign_stmt,
+                value,
+                &reads,
+                unused.then(|| delete_stmt(script, &class.body, i, false)),
             ));
         }
     }
     out
+}
+
+/// The candidate that puts `value`, assigned by `assignment` (`what`, in words), in place of
+/// the attribute `reads`, and deletes the assignment with `delete` when nothing else reads it.
+fn into_reads(
+    facts: &Facts,
+    what: String,
+    assignment: &Stmt,
+    value: &Expr,
+    reads: &[(Option<usize>, Range<usize>)],
+    delete: Option<Edit>,
+) -> Candidate {
+    let mut edits: Vec<Edit> = reads
+        .iter()
+        .map(|(_, r)| Edit::replace(r.clone(), facts.replacement(value, r)))
+        .collect();
+    edits.extend(delete);
+    let line = line_of(facts.script.text(), span(assignment).start);
+    let n = reads.len();
+    Candidate::new(
+        format!(
+            "propagate `{what}` at line {line} into {n} read{}",
+            if n == 1 { "" } else { "s" }
+        ),
+        edits,
+    )
 }
 
 /// `NAME[key]` of a module-level literal table that is never changed: the lookup becomes the
