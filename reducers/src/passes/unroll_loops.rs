@@ -2,9 +2,10 @@
 //!
 //! ## What it removes
 //! The loop around a body: `for x in ITER: body` becomes `x = <one element>` followed by the
-//! body, re-indented. The element tried first is the first, then the last: for a literal list,
-//! tuple or set that element itself, for `range(n)` `0` and `n - 1`, for `range(a, …)` `a`,
-//! and otherwise `[*ITER][0]` and `[*ITER][-1]`.
+//! body, re-indented. The element tried first is the first, then the last, then for a
+//! literal list, tuple or set the six after the first: for a literal that element itself, for
+//! `range(n)` `0` and `n - 1`, for `range(a, …)` `a`, and otherwise `[*ITER][0]` and
+//! `[*ITER][-1]`.
 //!
 //! ## Example
 //! ```python
@@ -66,7 +67,7 @@ impl Pass for UnrollLoops {
                 let lines = line_start(text, range.start)..line_end(text, range.end);
                 for (which, value) in elements(script, &for_.iter) {
                     out.push(Candidate::new(
-                        format!("unroll the loop at {label} with its {which} element"),
+                        format!("unroll the loop at {label} with its {which}"),
                         vec![Edit::replace(
                             lines.clone(),
                             format!("{indent}{target} = {value}\n{body_text}"),
@@ -91,6 +92,9 @@ impl Pass for UnrollLoops {
     }
 }
 
+/// How many elements between the first and the last of a literal are tried.
+const MAX_MIDDLE: usize = 6;
+
 /// Whether `body` reads the name `name`.
 fn reads_name(body: &[Stmt], name: &str) -> bool {
     crate::python::all_exprs(body)
@@ -99,7 +103,7 @@ fn reads_name(body: &[Stmt], name: &str) -> bool {
 }
 
 /// The first and last elements of an iterable, as code.
-fn elements(script: &Script, iter: &Expr) -> Vec<(&'static str, String)> {
+fn elements(script: &Script, iter: &Expr) -> Vec<(String, String)> {
     let literal = match iter {
         Expr::List(l) => Some(&l.elts[..]),
         Expr::Tuple(t) => Some(&t.elts[..]),
@@ -109,10 +113,18 @@ fn elements(script: &Script, iter: &Expr) -> Vec<(&'static str, String)> {
     if let Some(elts) = literal {
         let mut out = Vec::new();
         if let Some(first) = elts.first() {
-            out.push(("first", script.slice(first).to_string()));
+            out.push(("first element".into(), script.slice(first).to_string()));
         }
         if elts.len() > 1 {
-            out.push(("last", script.slice(&elts[elts.len() - 1]).to_string()));
+            out.push((
+                "last element".into(),
+                script.slice(&elts[elts.len() - 1]).to_string(),
+            ));
+        }
+        // Then the others, for a failure that only a middle element reaches.
+        let middle = elts.len().saturating_sub(1).min(MAX_MIDDLE + 1);
+        for (i, e) in elts.iter().enumerate().take(middle).skip(1) {
+            out.push((format!("element {}", i + 1), script.slice(e).to_string()));
         }
         return out;
     }
@@ -123,18 +135,18 @@ fn elements(script: &Script, iter: &Expr) -> Vec<(&'static str, String)> {
         match &*call.arguments.args {
             [n] => {
                 return vec![
-                    ("first", "0".into()),
-                    ("last", format!("{} - 1", script.slice(n))),
+                    ("first element".into(), "0".into()),
+                    ("last element".into(), format!("{} - 1", script.slice(n))),
                 ];
             }
-            [a, ..] => return vec![("first", script.slice(a).to_string())],
+            [a, ..] => return vec![("first element".into(), script.slice(a).to_string())],
             [] => {}
         }
     }
     let code = script.slice(iter);
     vec![
-        ("first", format!("[*{code}][0]")),
-        ("last", format!("[*{code}][-1]")),
+        ("first element".into(), format!("[*{code}][0]")),
+        ("last element".into(), format!("[*{code}][-1]")),
     ]
 }
 
@@ -182,6 +194,19 @@ mod tests {
         assert!(
             !texts.contains(&"step(i)\nstep(i)\n".to_string()),
             "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_literal_loop_tries_its_middle_elements_last() {
+        let texts = candidate_texts(&UnrollLoops, "for b in [1, 2, 3]:\n    check(b)\n");
+        assert_eq!(
+            texts,
+            [
+                "b = 1\ncheck(b)\n",
+                "b = 3\ncheck(b)\n",
+                "b = 2\ncheck(b)\n"
+            ]
         );
     }
 
