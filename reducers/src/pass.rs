@@ -34,6 +34,13 @@ pub trait Pass: Sync {
         false
     }
 
+    /// Whether the pass still runs once after the reduction stopped at its target: the
+    /// cosmetic ones, and dropping the imports that nothing uses any more (the target does
+    /// not count imports, so nothing else would).
+    fn finishes(&self) -> bool {
+        self.is_cosmetic()
+    }
+
     /// Whether its candidates may make the script longer: a step down a finite ladder (the
     /// compile backend, a dtype) that is worth more than its bytes. Such a candidate is taken
     /// only towards a script never accepted before, so the loop still ends.

@@ -165,7 +165,8 @@ pub fn boilerplate_lines(script: &Script) -> usize {
 }
 
 /// Reduces `text` with `passes` in rounds until the stop rule holds. When it stops at the
-/// target, the cosmetic passes (comments, blank lines) still run once.
+/// target, the passes that finish (see [`Pass::finishes`]: comments, blank lines, unused
+/// imports) still run once.
 ///
 /// Every accepted script is smaller than the one before (see `smaller`), so the loop ends. Within a
 /// pass, candidates are judged `window` at a time; the first win of a window is accepted,
@@ -199,8 +200,9 @@ pub fn reduce(
     };
     let stop = run.rounds(passes);
     if stop == StopReason::TargetReached {
-        // Stopping early must not leave comments and runs of blank lines behind.
-        for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.is_cosmetic()) {
+        // Stopping early must not leave comments, runs of blank lines and unused imports
+        // behind.
+        for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.finishes()) {
             if run.pass(i, *pass, true) == Err(Interrupted) {
                 break;
             }
@@ -438,7 +440,7 @@ impl Run<'_> {
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
             self.oracle
                 .progress(&progress(pass.name(), self.round, &self.current));
-            if self.target_met() && !pass.is_cosmetic() {
+            if self.target_met() && !pass.finishes() {
                 return Ok(PassEnd::TargetReached);
             }
             cursor = window[first].0;

@@ -424,3 +424,17 @@ fn the_failure_is_asked_for_once_a_round_and_three_rounds_without_a_gain_at_most
     let out = reduce(BLOATED, PASSES, &mut oracle, &exhaustive()).unwrap();
     assert_eq!(oracle.0, out.rounds.min(3), "{} rounds", out.rounds);
 }
+
+#[test]
+fn stopping_at_the_target_still_drops_unused_imports() {
+    let text = "import os\nimport sys\nimport json\n\nx = {}\nx['calibration']\n";
+    let mut oracle = Contains(&["['calibration']"]);
+    let out = reduce(text, PASSES, &mut oracle, &Options::default()).unwrap();
+    assert_eq!(out.stop, StopReason::TargetReached);
+    assert!(!out.text.contains("import"), "{}", out.text);
+    assert!(
+        out.text.contains("x = {}"),
+        "the target stopped the rest: {}",
+        out.text
+    );
+}

@@ -30,6 +30,10 @@ impl Pass for DropImports {
         "drop_imports"
     }
 
+    fn finishes(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let used: HashSet<&str> = referenced_names(script.body()).into_iter().collect();
