@@ -456,6 +456,18 @@ fn try_rewrite(
         console.say(format!("prepared: {what}"));
         run_dir.log(format!("prepared: {what}"));
         prepared.push(what);
+        // An accepted step like any other: in the history the result falls back on, and in
+        // the log under its own name.
+        scrub_reducers::Oracle::progress(
+            oracle,
+            &scrub_reducers::Progress {
+                pass: "prepare",
+                round: 0,
+                text: &rewritten,
+                lines: count_lines(&rewritten),
+                bytes: rewritten.len(),
+            },
+        );
         rewritten
     } else {
         run_dir.log(format!("not prepared (the failure changed): {what}"));
