@@ -5,7 +5,8 @@
 //! alone (a name out of `from m import a, b`, or the whole statement when none of its names
 //! is used); then each import statement, used or not — an import the failure needs for its
 //! side effects stays because the oracle says so. An import that is all its block holds
-//! becomes `pass`; one that shares its line goes with its `;`.
+//! becomes `pass`; one that shares its line goes with its `;`. `import sys` whose one use is
+//! `sys.exit(n)` goes with that call turned into `raise SystemExit(n)`.
 //!
 //! ## Example
 //! ```python
@@ -21,7 +22,7 @@ use std::collections::HashSet;
 use super::{combine, dedup, delete_stmt, delete_stmts, lines_label, short};
 use crate::edit::{Candidate, Edit, list_item_range};
 use crate::pass::Pass;
-use crate::python::{Script, Stmt, all_bodies, ast, referenced_names, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, ast, referenced_names, span};
 
 pub struct DropImports;
 
@@ -91,11 +92,61 @@ impl Pass for DropImports {
             .into_iter()
             .collect();
         out.extend(unused);
+        out.extend(plain_exit(script));
         out.extend(whole);
         // An unused import is met again among all imports.
         dedup(&mut out);
         out
     }
+}
+
+/// `import sys` … `sys.exit(3)`, its one use, becomes `raise SystemExit(3)`: the same exit
+/// without the import.
+fn plain_exit(script: &Script) -> Option<Candidate> {
+    let body = script.body();
+    let import = body.iter().position(|s| {
+        matches!(s, Stmt::Import(i) if matches!(&*i.names, [a] if a.name.as_str() == "sys" && a.asname.is_none()))
+    })?;
+    let uses = referenced_names(body)
+        .iter()
+        .filter(|n| **n == "sys")
+        .count();
+    if uses != 1 {
+        return None;
+    }
+    let call = all_bodies(body)
+        .into_iter()
+        .flatten()
+        .find_map(|s| match s {
+            Stmt::Expr(e) => match e.value.as_ref() {
+                Expr::Call(call)
+                    if matches!(call.func.as_ref(), Expr::Attribute(a)
+                    if a.attr.as_str() == "exit"
+                        && matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == "sys"))
+                        && call.arguments.keywords.is_empty()
+                        && call.arguments.args.len() <= 1 =>
+                {
+                    Some((s, call))
+                }
+                _ => None,
+            },
+            _ => None,
+        })?;
+    let (stmt, call) = call;
+    let raise = match call.arguments.args.first() {
+        Some(arg) => format!("raise SystemExit({})", script.slice(arg)),
+        None => "raise SystemExit".to_string(),
+    };
+    Some(Candidate::new(
+        format!(
+            "raise SystemExit instead of sys.exit() at {}",
+            lines_label(script.text(), &span(stmt))
+        ),
+        vec![
+            delete_stmt(script, body, import, true),
+            Edit::replace(span(stmt), raise),
+        ],
+    ))
 }
 
 /// The name an import binds: `b` for `import a as b`, `a` for `import a.b.c`.
@@ -120,6 +171,20 @@ mod tests {
         for text in results("def f():\n    import a\n    import b\nif x: import c\nf()\n") {
             assert!(is_valid(&text, PythonVersion::PY311), "{text}");
         }
+    }
+
+    #[test]
+    fn sys_exit_becomes_raise_system_exit_without_the_import() {
+        let texts = results("import sys\n\nsys.exit(3)\n");
+        assert!(
+            texts.contains(&"\nraise SystemExit(3)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            !results("import sys\nsys.exit(sys.argv)\n")
+                .iter()
+                .any(|t| t.contains("SystemExit"))
+        );
     }
 
     #[test]
