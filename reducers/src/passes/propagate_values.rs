@@ -11,6 +11,7 @@
 //!   class becomes the value, and the assignment goes when nothing else names the attribute.
 //! - `attr = constant` in the body of a module-level class `C`, when no code sets `.attr`:
 //!   `C.attr` becomes the constant, and the assignment goes when nothing else reads it.
+//! - `d = {…}` directly followed by `d[k] = v`: the entry goes into the display.
 //! - `NAME[key]` with a string or integer literal key, when `NAME = {...}` or `[...]` is a
 //!   module-level literal bound once that is only ever read by subscripts, `in`, `len` and
 //!   loops: the lookup becomes the entry. One candidate per lookup.
@@ -55,6 +56,7 @@ impl Pass for PropagateValues {
         let mut out: Vec<Candidate> = names.into_iter().map(|(_, c)| c).collect();
         out.extend(propagate_attributes(&facts));
         out.extend(propagate_class_constants(&facts));
+        out.extend(fold_entries(script));
         out.extend(look_up_entries(&facts));
         out
     }
@@ -492,6 +494,66 @@ fn into_reads(
     )
 }
 
+/// `d = {…}` directly followed by `d[k] = v`: the entry goes into the display,
+/// `d = {…, k: v}`.
+fn fold_entries(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for body in all_bodies(script.body()) {
+        for pair in body.windows(2) {
+            let [Stmt::Assign(first), Stmt::Assign(second)] = pair else {
+                continue;
+            };
+            let ([Expr::Name(name)], Expr::Dict(dict)) = (&*first.targets, &*first.value) else {
+                continue;
+            };
+            let [Expr::Subscript(entry)] = &*second.targets else {
+                continue;
+            };
+            if !matches!(entry.value.as_ref(), Expr::Name(n) if n.id == name.id) {
+                continue;
+            }
+            // The key and value must not read the dict they go into.
+            let reads_dict = |e: &Expr| {
+                crate::python::exprs_of(e)
+                    .iter()
+                    .any(|x| matches!(x, Expr::Name(n) if n.id == name.id))
+            };
+            if reads_dict(&entry.slice) || reads_dict(&second.value) {
+                continue;
+            }
+            // `**mapping` entries are left alone.
+            let Some(mut items) = dict
+                .items
+                .iter()
+                .map(|item| Some(&text[span(item.key.as_ref()?).start..span(&item.value).end]))
+                .collect::<Option<Vec<&str>>>()
+            else {
+                continue;
+            };
+            let added = format!(
+                "{}: {}",
+                script.slice(&*entry.slice),
+                script.slice(&*second.value)
+            );
+            items.push(&added);
+            let folded = format!("{} = {{{}}}", name.id, items.join(", "));
+            out.push(Candidate::new(
+                format!(
+                    "fold `{}` into the dict at line {}",
+                    short(script.slice(&pair[1])),
+                    line_of(text, span(&pair[0]).start)
+                ),
+                vec![Edit::replace(
+                    span(&pair[0]).start..span(&pair[1]).end,
+                    folded,
+                )],
+            ));
+        }
+    }
+    out
+}
+
 /// `NAME[key]` of a module-level literal table that is never changed: the lookup becomes the
 /// entry.
 fn look_up_entries(facts: &Facts) -> Vec<Candidate> {
@@ -766,7 +828,11 @@ mod tests {
 
     #[test]
     fn a_table_that_is_changed_is_not_looked_up() {
-        assert!(results("T = {'a': 1}\nT['b'] = 2\nf(T['a'])\n").is_empty());
+        // Only the folding of the change into the table is offered.
+        assert_eq!(
+            results("T = {'a': 1}\nT['b'] = 2\nf(T['a'])\n"),
+            ["T = {'a': 1, 'b': 2}\nf(T['a'])\n"]
+        );
         assert!(results("T = {'a': 1}\ng(T)\nf(T['a'])\n").is_empty());
         let texts = results("T = {True: 1}\nf(T[1])\n");
         assert_eq!(
