@@ -1,8 +1,6 @@
 //! Where a failing script fails: the frames of the script on its traceback, with the values
 //! that each frame's line read (see `probe.py`, which runs the script and reports them).
 
-use serde::Deserialize;
-
 use scrub_reducers::{Crash, Frame};
 
 use crate::process::Outcome;
@@ -10,14 +8,6 @@ use crate::process::Outcome;
 /// The probe, run as `python -c SOURCE` or loaded by a warm worker.
 pub const SOURCE: &str = include_str!("probe.py");
 const MARK: &str = "scrub-probe: ";
-
-#[derive(Deserialize)]
-struct ProbeFrame {
-    line: usize,
-    locals: Vec<String>,
-    values: Vec<(String, String)>,
-    function: bool,
-}
 
 /// The cache key of the probe's run of `text`: no script holds a NUL byte, so none has it.
 pub fn cache_text(text: &str) -> String {
@@ -29,16 +19,7 @@ pub fn cache_text(text: &str) -> String {
 pub fn crash(outcome: &Outcome) -> Option<Crash> {
     let stderr = &outcome.stderr;
     let report = stderr.lines().rev().find_map(|l| l.strip_prefix(MARK))?;
-    let frames: Vec<ProbeFrame> = serde_json::from_str(report).ok()?;
-    let frames: Vec<Frame> = frames
-        .into_iter()
-        .map(|f| Frame {
-            line: f.line,
-            in_function: f.function,
-            locals: f.locals,
-            values: f.values,
-        })
-        .collect();
+    let frames: Vec<Frame> = serde_json::from_str(report).ok()?;
     (!frames.is_empty()).then_some(Crash { frames })
 }
 

@@ -63,35 +63,11 @@ fn render(path: &Path) -> String {
     out
 }
 
-/// The crash recorded beside a fixture: `[{"line", "function", "locals", "values"}]`.
+/// The crash recorded beside a fixture, as the probe reports it.
 fn crash_of(fixture: &Path) -> Crash {
     let path = fixture.with_extension("crash.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let frames: Vec<serde_json::Value> = serde_json::from_str(&text).expect("crash JSON");
-    let strings = |v: &serde_json::Value| -> Vec<String> {
-        v.as_array()
-            .expect("an array")
-            .iter()
-            .map(|s| s.as_str().expect("a string").to_string())
-            .collect()
-    };
-    let frames = frames
-        .iter()
-        .map(|f| Frame {
-            line: f["line"].as_u64().expect("line") as usize,
-            in_function: f["function"].as_bool().expect("function"),
-            locals: strings(&f["locals"]),
-            values: f["values"]
-                .as_array()
-                .expect("values")
-                .iter()
-                .map(|pair| {
-                    let pair = strings(pair);
-                    (pair[0].clone(), pair[1].clone())
-                })
-                .collect(),
-        })
-        .collect();
+    let frames: Vec<Frame> = serde_json::from_str(&text).expect("the probe's JSON");
     Crash { frames }
 }
 
