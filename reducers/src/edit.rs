@@ -26,10 +26,15 @@ impl Edit {
 
     /// Whether the edit overlaps one of `ranges` (code marked `# scrub: keep`, say).
     pub fn touches(&self, ranges: &[Range<usize>]) -> bool {
-        ranges
-            .iter()
-            .any(|r| self.range.start < r.end && r.start < self.range.end)
+        overlaps(&self.range, ranges)
     }
+}
+
+/// Whether `range` shares a byte with one of `ranges`.
+pub fn overlaps(range: &Range<usize>, ranges: &[Range<usize>]) -> bool {
+    ranges
+        .iter()
+        .any(|r| range.start < r.end && r.start < range.end)
 }
 
 /// One proposed change of a pass: what it does, in words, and its edits.

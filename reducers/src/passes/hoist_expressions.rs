@@ -21,7 +21,7 @@
 //! parameters' defaults, the value. A
 //! literal is not hoisted where it would be called or subscripted.
 
-use super::{dedup, largest_first, line_of, short};
+use super::{dedup, is_target, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use crate::python::{
@@ -185,20 +185,6 @@ fn direct_children(expr: &Expr) -> Vec<&Expr> {
 /// Whether `expr` is a tuple of subscript indices with a slice among them, as in `a[:, 1]`.
 fn has_slice(expr: &Expr) -> bool {
     matches!(expr, Expr::Tuple(t) if t.elts.iter().any(|e| matches!(e, Expr::Slice(_))))
-}
-
-/// Whether `expr` is assigned to or deleted.
-fn is_target(expr: &Expr) -> bool {
-    let ctx = match expr {
-        Expr::Name(e) => e.ctx,
-        Expr::Attribute(e) => e.ctx,
-        Expr::Subscript(e) => e.ctx,
-        Expr::Tuple(e) => e.ctx,
-        Expr::List(e) => e.ctx,
-        Expr::Starred(e) => e.ctx,
-        _ => return false,
-    };
-    matches!(ctx, ast::ExprContext::Store | ast::ExprContext::Del)
 }
 
 /// Whether `expr` may stand where a target does.

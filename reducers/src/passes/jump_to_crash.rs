@@ -40,14 +40,14 @@
 //! process, statements that still read a local whose value is no literal (a tensor, an open
 //! connection), and statements other than those above (`with`, `elif`, `except` headers).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::{delete_stmt, line_of};
+use super::{delete_stmt, is_target, line_of};
 use crate::crash::{Crash, Frame};
-use crate::edit::{Candidate, Edit, apply_edits_within};
+use crate::edit::{Candidate, Edit, apply_edits_within, overlaps};
 use crate::pass::Pass;
-use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, child_bodies, exprs_of, span};
+use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, child_bodies, exprs_of, span};
 
 pub struct JumpToCrash;
 
@@ -75,18 +75,13 @@ impl Pass for JumpToCrash {
     fn candidates_at(&self, script: &Script, crash: &Crash) -> Vec<Candidate> {
         let text = script.text();
         let body = script.body();
-        let top_level = |line: usize| {
-            body.iter().position(|s| {
-                (line_of(text, s.start().to_usize())..=end_line(text, s)).contains(&line)
-            })
-        };
         // The module-level statement through which the failure was reached: what the jump
         // replaces, and where a module frame's code stops.
         let driver = crash
             .frames
             .last()
             .filter(|f| !f.in_function)
-            .and_then(|f| top_level(f.line))
+            .and_then(|f| body.iter().position(|s| holds_line(text, s, f.line)))
             .unwrap_or(body.len());
         let keeps: [(&str, Keep); 3] = [
             ("after the imports", &is_import),
@@ -95,31 +90,28 @@ impl Pass for JumpToCrash {
             }),
             ("after the code before it", &|_| true),
         ];
-        let mut out: Vec<(usize, Candidate)> = Vec::new();
-        for frame in &crash.frames {
-            for snippet in snippets(script, frame) {
+        let mut jumps: Vec<(String, Candidate)> = Vec::new();
+        let mut in_place = Vec::new();
+        for failing in crash.frames.iter().filter_map(|f| Failing::of(script, f)) {
+            for snippet in failing.snippets() {
                 for (label, keep) in keeps {
-                    let description = format!("jump to line {} {label}", frame.line);
+                    let description = format!("jump to line {} {label}", failing.frame.line);
                     let candidate = jump(script, driver, keep, &snippet, description);
                     // A jump only ever shrinks the script.
                     if let Some(after) = candidate.apply(text).filter(|a| a.len() < text.len()) {
-                        out.push((after.len(), candidate));
+                        jumps.push((after, candidate));
                     }
                 }
             }
+            in_place.extend(failing.in_place().and_then(|c| Some((c.apply(text)?, c))));
         }
-        out.sort_by_key(|(len, _)| *len);
+        jumps.sort_by_key(|(after, _)| after.len());
         // Values in place, innermost frame first, after every jump: they may grow the script.
-        out.extend(
-            crash
-                .frames
-                .iter()
-                .filter_map(|f| in_place(script, f))
-                .map(|c| (0, c)),
-        );
-        let mut seen = std::collections::HashSet::new();
-        out.into_iter()
-            .filter(|(_, c)| seen.insert(c.apply(text)))
+        jumps.extend(in_place);
+        let mut seen = HashSet::new();
+        jumps
+            .into_iter()
+            .filter(|(after, _)| seen.insert(after.clone()))
             .map(|(_, c)| c)
             .collect()
     }
@@ -141,23 +133,19 @@ fn jump(
     let text = script.text();
     let body = script.body();
     let protected = script.protected();
-    let mut edits = Vec::new();
-    for (i, stmt) in body.iter().enumerate() {
-        let kept = match i.cmp(&driver) {
-            std::cmp::Ordering::Less => keep(stmt),
-            std::cmp::Ordering::Equal => false,
+    let mut edits: Vec<Edit> = body
+        .iter()
+        .enumerate()
+        .filter(|&(i, stmt)| match i.cmp(&driver) {
+            std::cmp::Ordering::Less => !keep(stmt),
+            std::cmp::Ordering::Equal => true,
             std::cmp::Ordering::Greater => {
-                matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
+                !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
             }
-        };
-        let range = span(stmt);
-        let protected = protected
-            .iter()
-            .any(|p| p.start < range.end && range.start < p.end);
-        if !kept && !protected {
-            edits.push(delete_stmt(script, body, i, true));
-        }
-    }
+        })
+        .filter(|(_, stmt)| !overlaps(&span(*stmt), &protected))
+        .map(|(i, _)| delete_stmt(script, body, i, true))
+        .collect();
     let newline = if text.ends_with('\n') || text.is_empty() {
         ""
     } else {
@@ -185,18 +173,17 @@ fn is_definition(stmt: &Stmt) -> bool {
     )
 }
 
-/// The last line of a statement.
-fn end_line(text: &str, stmt: &Stmt) -> usize {
+/// Whether `stmt` spans the 1-based `line`.
+fn holds_line(text: &str, stmt: &Stmt, line: usize) -> bool {
     let range = span(stmt);
-    line_of(text, range.end.saturating_sub(1).max(range.start))
+    let last = line_of(text, range.end.saturating_sub(1).max(range.start));
+    (line_of(text, range.start)..=last).contains(&line)
 }
 
 /// The statement running on `line` in `body`, at any depth, and whether only its header does
 /// (a compound statement whose header holds the line).
 fn statement_at<'a>(text: &str, body: &'a [Stmt], line: usize) -> Option<(&'a Stmt, bool)> {
-    let stmt = body
-        .iter()
-        .find(|s| (line_of(text, s.start().to_usize())..=end_line(text, s)).contains(&line))?;
+    let stmt = body.iter().find(|s| holds_line(text, s, line))?;
     let bodies = child_bodies(stmt);
     let Some(first) = bodies.first().and_then(|b| b.first()) else {
         return Some((stmt, false));
@@ -207,139 +194,145 @@ fn statement_at<'a>(text: &str, body: &'a [Stmt], line: usize) -> Option<(&'a St
     bodies.iter().find_map(|b| statement_at(text, b, line))
 }
 
-/// The failing statement of `frame` as module-level code, with the values it read in place of
-/// the expressions: none when it cannot stand there, two for a `raise … from` (with and
-/// without its cause).
-fn snippets(script: &Script, frame: &Frame) -> Vec<String> {
-    let text = script.text();
-    let Some((stmt, header)) = statement_at(text, script.body(), frame.line) else {
-        return Vec::new();
-    };
-    let values: HashMap<&str, &str> = frame
-        .values
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let moved = |range: Range<usize>, exprs: Vec<&Expr>| moved(text, range, &exprs, &values, frame);
-    let one = match (stmt, header) {
-        (Stmt::Return(r), false) => r
-            .value
-            .as_deref()
-            .and_then(|value| moved(span(value), exprs_of(value))),
-        (Stmt::Raise(r), false) => {
-            let whole = moved(span(stmt), all_exprs(std::slice::from_ref(stmt)));
-            // Without its cause, which may have been a local.
-            let bare = r
-                .exc
-                .as_deref()
-                .filter(|_| r.cause.is_some())
-                .and_then(|exc| moved(span(exc), exprs_of(exc)))
-                .map(|exc| format!("raise {exc}"));
-            return whole.into_iter().chain(bare).collect();
-        }
-        (
-            Stmt::Expr(_)
-            | Stmt::Assign(_)
-            | Stmt::AnnAssign(_)
-            | Stmt::AugAssign(_)
-            | Stmt::Assert(_)
-            | Stmt::Delete(_),
-            false,
-        ) => moved(span(stmt), all_exprs(std::slice::from_ref(stmt))),
-        (Stmt::If(s), true) => moved(span(&*s.test), exprs_of(&s.test)),
-        (Stmt::While(s), true) => moved(span(&*s.test), exprs_of(&s.test)),
-        (Stmt::For(s), true) if !s.is_async => moved(span(&*s.iter), exprs_of(&s.iter))
-            .map(|iter| format!("for {} in {iter}:\n    pass", script.slice(&*s.target),)),
-        _ => None,
-    };
-    one.into_iter().collect()
+/// The statement a frame was running when the script failed, with the values it read.
+struct Failing<'a> {
+    script: &'a Script,
+    frame: &'a Frame,
+    stmt: &'a Stmt,
+    /// Whether only the statement's header was running (a compound statement).
+    header: bool,
+    values: HashMap<&'a str, &'a str>,
 }
 
-/// The code in `range` with every outermost expression of `exprs` that `values` knows replaced
-/// by its value; `None` when it still reads a local of the frame.
-fn moved(
-    text: &str,
-    range: Range<usize>,
-    exprs: &[&Expr],
-    values: &HashMap<&str, &str>,
-    frame: &Frame,
-) -> Option<String> {
-    let (edits, unresolved) = substitutions(text, exprs, values, frame);
-    if unresolved {
-        return None;
-    }
-    apply_edits_within(text, range, &edits)
-}
-
-/// The edits that replace every outermost expression of `exprs` that `values` knows by its
-/// value, and whether a local of the frame is still read.
-fn substitutions(
-    text: &str,
-    exprs: &[&Expr],
-    values: &HashMap<&str, &str>,
-    frame: &Frame,
-) -> (Vec<Edit>, bool) {
-    let mut edits: Vec<Edit> = Vec::new();
-    let mut unresolved = false;
-    for expr in exprs {
-        let r = span(*expr);
-        if edits
+impl<'a> Failing<'a> {
+    fn of(script: &'a Script, frame: &'a Frame) -> Option<Failing<'a>> {
+        let (stmt, header) = statement_at(script.text(), script.body(), frame.line)?;
+        let values = frame
+            .values
             .iter()
-            .any(|e| e.range.start <= r.start && r.end <= e.range.end)
-        {
-            continue;
-        }
-        let loads = match expr {
-            Expr::Name(n) => n.ctx == ast::ExprContext::Load,
-            Expr::Attribute(a) => a.ctx == ast::ExprContext::Load,
-            Expr::Subscript(s) => s.ctx == ast::ExprContext::Load,
-            _ => false,
-        };
-        if !loads {
-            continue;
-        }
-        if let Some(&value) = values.get(&text[r.clone()]) {
-            // `-1 ** 2` and `1.real` would not mean what the names did.
-            let number = value.starts_with(|c: char| c.is_ascii_digit());
-            let value = if value.starts_with('-') || number && text[r.end..].starts_with('.') {
-                format!("({value})")
-            } else {
-                value.to_string()
-            };
-            edits.push(Edit::replace(r, value));
-        } else if let Expr::Name(n) = expr {
-            unresolved |= frame.locals.iter().any(|l| l == n.id.as_str());
-        }
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Some(Failing {
+            script,
+            frame,
+            stmt,
+            header,
+            values,
+        })
     }
-    (edits, unresolved)
-}
 
-/// The failing statement of `frame` where it stands, with the values it read in place of the
-/// expressions (`self.visit(dep, seen)` → `self.visit('perl', set())`): the names it no longer
-/// reads can then go, and with them the code that computed them.
-fn in_place(script: &Script, frame: &Frame) -> Option<Candidate> {
-    let text = script.text();
-    let (stmt, header) = statement_at(text, script.body(), frame.line)?;
-    let exprs = match (stmt, header) {
-        (Stmt::If(s), true) => exprs_of(&s.test),
-        (Stmt::While(s), true) => exprs_of(&s.test),
-        (Stmt::For(s), true) => exprs_of(&s.iter),
-        (_, true) => return None,
-        (_, false) => all_exprs(std::slice::from_ref(stmt)),
-    };
-    let values: HashMap<&str, &str> = frame
-        .values
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let (mut edits, _) = substitutions(text, &exprs, &values, frame);
-    edits.retain(|e| text[e.range.clone()] != e.replacement);
-    (!edits.is_empty()).then(|| {
-        Candidate::new(
-            format!("put the values line {} read in their place", frame.line),
-            edits,
-        )
-    })
+    /// The statement as module-level code, with the values it read in place of the
+    /// expressions: none when it cannot stand there, two for a `raise … from` (with and
+    /// without its cause).
+    fn snippets(&self) -> Vec<String> {
+        let stmt = self.stmt;
+        let whole = || all_exprs(std::slice::from_ref(stmt));
+        let one = match (stmt, self.header) {
+            (Stmt::Return(r), false) => r
+                .value
+                .as_deref()
+                .and_then(|value| self.moved(span(value), exprs_of(value))),
+            (Stmt::Raise(r), false) => {
+                // Also without its cause, which may have been a local.
+                let bare = r
+                    .exc
+                    .as_deref()
+                    .filter(|_| r.cause.is_some())
+                    .and_then(|exc| self.moved(span(exc), exprs_of(exc)))
+                    .map(|exc| format!("raise {exc}"));
+                return self
+                    .moved(span(stmt), whole())
+                    .into_iter()
+                    .chain(bare)
+                    .collect();
+            }
+            (
+                Stmt::Expr(_)
+                | Stmt::Assign(_)
+                | Stmt::AnnAssign(_)
+                | Stmt::AugAssign(_)
+                | Stmt::Assert(_)
+                | Stmt::Delete(_),
+                false,
+            ) => self.moved(span(stmt), whole()),
+            (Stmt::If(s), true) => self.moved(span(&*s.test), exprs_of(&s.test)),
+            (Stmt::While(s), true) => self.moved(span(&*s.test), exprs_of(&s.test)),
+            (Stmt::For(s), true) if !s.is_async => self
+                .moved(span(&*s.iter), exprs_of(&s.iter))
+                .map(|iter| format!("for {} in {iter}:\n    pass", self.script.slice(&*s.target))),
+            _ => None,
+        };
+        one.into_iter().collect()
+    }
+
+    /// The statement where it stands, with the values it read in place of the expressions
+    /// (`self.visit(dep, seen)` → `self.visit('perl', set())`): the names it no longer reads
+    /// can then go, and with them the code that computed them.
+    fn in_place(&self) -> Option<Candidate> {
+        let exprs = match (self.stmt, self.header) {
+            (Stmt::If(s), true) => exprs_of(&s.test),
+            (Stmt::While(s), true) => exprs_of(&s.test),
+            (Stmt::For(s), true) => exprs_of(&s.iter),
+            (_, true) => return None,
+            (_, false) => all_exprs(std::slice::from_ref(self.stmt)),
+        };
+        let text = self.script.text();
+        let (mut edits, _) = self.substitutions(&exprs);
+        edits.retain(|e| text[e.range.clone()] != e.replacement);
+        (!edits.is_empty()).then(|| {
+            Candidate::new(
+                format!(
+                    "put the values line {} read in their place",
+                    self.frame.line
+                ),
+                edits,
+            )
+        })
+    }
+
+    /// The code in `range` with the values in place; `None` when it still reads a local of
+    /// the frame.
+    fn moved(&self, range: Range<usize>, exprs: Vec<&Expr>) -> Option<String> {
+        let (edits, unresolved) = self.substitutions(&exprs);
+        if unresolved {
+            return None;
+        }
+        apply_edits_within(self.script.text(), range, &edits)
+    }
+
+    /// The edits that replace every outermost name, attribute or subscript of `exprs` whose
+    /// value the frame reported by that value, and whether a local of the frame is still read.
+    fn substitutions(&self, exprs: &[&Expr]) -> (Vec<Edit>, bool) {
+        let text = self.script.text();
+        let mut edits: Vec<Edit> = Vec::new();
+        let mut unresolved = false;
+        for expr in exprs {
+            let r = span(*expr);
+            let inside_replaced = edits
+                .iter()
+                .any(|e| e.range.start <= r.start && r.end <= e.range.end);
+            let read = matches!(
+                expr,
+                Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_)
+            ) && !is_target(expr);
+            if inside_replaced || !read {
+                continue;
+            }
+            if let Some(&value) = self.values.get(&text[r.clone()]) {
+                // `-1 ** 2` and `1.real` would not mean what the names did.
+                let number = value.starts_with(|c: char| c.is_ascii_digit());
+                let value = if value.starts_with('-') || number && text[r.end..].starts_with('.') {
+                    format!("({value})")
+                } else {
+                    value.to_string()
+                };
+                edits.push(Edit::replace(r, value));
+            } else if let Expr::Name(n) = expr {
+                unresolved |= self.frame.locals.iter().any(|l| l == n.id.as_str());
+            }
+        }
+        (edits, unresolved)
+    }
 }
 
 #[cfg(test)]

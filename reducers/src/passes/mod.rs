@@ -90,6 +90,20 @@ pub(crate) fn match_arguments<'a>(
     Some(given)
 }
 
+/// Whether `expr` is assigned to or deleted.
+pub(crate) fn is_target(expr: &Expr) -> bool {
+    let ctx = match expr {
+        Expr::Name(e) => e.ctx,
+        Expr::Attribute(e) => e.ctx,
+        Expr::Subscript(e) => e.ctx,
+        Expr::Tuple(e) => e.ctx,
+        Expr::List(e) => e.ctx,
+        Expr::Starred(e) => e.ctx,
+        _ => return false,
+    };
+    matches!(ctx, ast::ExprContext::Store | ast::ExprContext::Del)
+}
+
 /// 1-based line number of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
