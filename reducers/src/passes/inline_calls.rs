@@ -101,15 +101,17 @@ impl Pass for InlineCalls {
         // inlined at one call at a time, and keeps its `def` for the others.
         let mut inline_each = |stmt, def: &ast::StmtFunctionDef, class| {
             let n = uses(def.name.as_str());
-            for site in 0..n.min(MAX_SITES) {
-                let target = Target {
-                    stmt,
-                    def,
-                    class,
-                    site,
-                    shared: n > 1,
-                };
-                out.extend(inline(script, &scopes, &target));
+            let target = Target {
+                stmt,
+                def,
+                class,
+                shared: n > 1,
+            };
+            if n > 0 {
+                let sites = find_sites(script.body(), &target);
+                for site in sites.iter().take(MAX_SITES).flatten() {
+                    out.extend(inline(script, &scopes, &target, site));
+                }
             }
             n
         };
@@ -249,8 +251,6 @@ struct Target<'a> {
     stmt: &'a Stmt,
     def: &'a ast::StmtFunctionDef,
     class: Option<&'a ast::StmtClassDef>,
-    /// Which of its calls to inline (see [`find_sites`]).
-    site: usize,
     /// Whether other code still uses the function, so that its `def` stays.
     shared: bool,
 }
@@ -310,15 +310,12 @@ struct Binding<'a> {
 }
 
 /// The candidate that inlines `target` at its one call.
-fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate> {
+fn inline(script: &Script, scopes: &Scopes, target: &Target, site: &Site) -> Option<Candidate> {
     let text = script.text();
     let def = target.def;
     if def.is_async {
         return None;
     }
-    let site = find_sites(script.body(), target)
-        .into_iter()
-        .nth(target.site)??;
     let with = match site.form {
         Form::With(with) => Some(with),
         _ => None,
@@ -357,8 +354,8 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
     if !same_class && mentions_private_name(&def.body) {
         return None;
     }
-    let bindings = bind(script, target, &site)?;
-    if !names_stay_apart(scopes, target, &site, &bindings) {
+    let bindings = bind(script, target, site)?;
+    if !names_stay_apart(scopes, target, site, &bindings) {
         return None;
     }
 
@@ -436,10 +433,7 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
         }
     }
 
-    let mut replacement = String::new();
-    for b in bindings.iter().filter(|b| !b.same) {
-        replacement.push_str(&format!("{indent}{} = {}\n", b.name, b.value));
-    }
+    let mut replacement = bound(&bindings, indent);
     if !body.is_empty() {
         replacement.push_str(&body_at_indent_with(script, body, indent, edits)?);
     }
@@ -447,19 +441,37 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target) -> Option<Candidate
     if replacement.is_empty() {
         replacement = format!("{indent}pass\n");
     }
-    let delete_def = delete_def(script, target);
     let what = match target.class {
         Some(class) => format!("{}.{}", class.name, def.name),
         None => def.name.to_string(),
     };
+    let description = format!("inline {what}() at {}", lines_label(text, &range));
+    Some(inlined(script, target, range, replacement, description))
+}
+
+/// The assignments of the parameters that need one, at `indent`.
+fn bound(bindings: &[Binding], indent: &str) -> String {
+    bindings
+        .iter()
+        .filter(|b| !b.same)
+        .map(|b| format!("{indent}{} = {}\n", b.name, b.value))
+        .collect()
+}
+
+/// The candidate that puts `replacement` in place of the lines of the call site `range`, and
+/// deletes the target's `def` unless other code still uses it.
+fn inlined(
+    script: &Script,
+    target: &Target,
+    range: Range<usize>,
+    replacement: String,
+    description: String,
+) -> Candidate {
+    let text = script.text();
     let site_lines = line_start(text, range.start)..line_end(text, range.end);
-    Some(Candidate::new(
-        format!("inline {what}() at {}", lines_label(text, &range)),
-        [Some(Edit::replace(site_lines, replacement)), delete_def]
-            .into_iter()
-            .flatten()
-            .collect(),
-    ))
+    let mut edits = vec![Edit::replace(site_lines, replacement)];
+    edits.extend(delete_def(script, target));
+    Candidate::new(description, edits)
 }
 
 /// The candidate that inlines a `@contextmanager` generator at `with f() as x: body`: its body
@@ -502,29 +514,19 @@ fn inline_with(
     lines.push_str(&super::body_at_indent(script, &with.body, &moved_indent)?);
     let replacement = lines.trim_start_matches([' ', '\t']).trim_end_matches('\n');
     let yield_edit = Edit::replace(span(yielded), replacement);
-    let mut text_out = String::new();
-    for b in bindings.iter().filter(|b| !b.same) {
-        text_out.push_str(&format!("{indent}{} = {}\n", b.name, b.value));
-    }
+    let mut text_out = bound(bindings, indent);
     text_out.push_str(&body_at_indent_with(
         script,
         &def.body,
         indent,
         vec![yield_edit],
     )?);
-    let delete_def = delete_def(script, target);
-    let site_lines = line_start(text, range.start)..line_end(text, range.end);
-    Some(Candidate::new(
-        format!(
-            "inline the context manager {}() at {}",
-            def.name,
-            lines_label(text, &range)
-        ),
-        [Some(Edit::replace(site_lines, text_out)), delete_def]
-            .into_iter()
-            .flatten()
-            .collect(),
-    ))
+    let description = format!(
+        "inline the context manager {}() at {}",
+        def.name,
+        lines_label(text, &range)
+    );
+    Some(inlined(script, target, range, text_out, description))
 }
 
 /// The edit that deletes the target's `def`, unless other code still uses it.
@@ -566,8 +568,7 @@ fn yield_statements(body: &[Stmt]) -> Vec<&Stmt> {
                     }
                 } else {
                     // The header (a `with`'s items, an `if`'s test) must not yield.
-                    let inner: Vec<&Stmt> = nested.into_iter().flat_map(yield_statements).collect();
-                    out.extend(inner);
+                    out.extend(nested.into_iter().flat_map(yield_statements));
                 }
             }
         }
@@ -901,7 +902,7 @@ fn call_form<'a>(
     }
     // A call deeper in a simple statement, outside lambdas and comprehensions (which run
     // it later, or many times).
-    if !child_bodies(stmt).is_empty() || matches!(stmt, Stmt::With(_)) {
+    if !child_bodies(stmt).is_empty() {
         return None;
     }
     let exprs = all_exprs(std::slice::from_ref(stmt));
