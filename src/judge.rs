@@ -58,6 +58,16 @@ impl<'a> ProcessOracle<'a> {
             trace: vec![(0, scrub_reducers::count_lines(original))],
         }
     }
+
+    /// `run`, which runs `runs` scripts on the workers, with its time charged to the current
+    /// pass and its runs counted.
+    fn charged<T>(&mut self, runs: usize, run: impl FnOnce(&Workers) -> T) -> T {
+        let start = Instant::now();
+        let out = run(self.workers);
+        *self.oracle_seconds.entry(self.pass.clone()).or_default() += start.elapsed().as_secs_f64();
+        self.calls += runs;
+        out
+    }
 }
 
 impl Oracle for ProcessOracle<'_> {
@@ -81,11 +91,7 @@ impl Oracle for ProcessOracle<'_> {
                 break;
             }
             let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
-            let start = Instant::now();
-            let results = self.workers.run_all(&batch);
-            *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
-                start.elapsed().as_secs_f64();
-            self.calls += batch.len();
+            let results = self.charged(batch.len(), |workers| workers.run_all(&batch));
             let mut still = Vec::new();
             for (&i, result) in pending.iter().zip(results) {
                 let outcome = match result {
@@ -142,23 +148,16 @@ impl Oracle for ProcessOracle<'_> {
                 self.hits += 1;
                 outcome
             }
-            None => {
-                let start = Instant::now();
-                let run = self.workers.probe(text);
-                *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
-                    start.elapsed().as_secs_f64();
-                self.calls += 1;
-                match run {
-                    Ok(outcome) => {
-                        self.cache.put(&key, &outcome);
-                        outcome
-                    }
-                    Err(e) => {
-                        self.run_dir.log(format!("probe failed: {e:#}"));
-                        return None;
-                    }
+            None => match self.charged(1, |workers| workers.probe(text)) {
+                Ok(outcome) => {
+                    self.cache.put(&key, &outcome);
+                    outcome
                 }
-            }
+                Err(e) => {
+                    self.run_dir.log(format!("probe failed: {e:#}"));
+                    return None;
+                }
+            },
         };
         let crash = crate::probe::crash(&outcome);
         self.run_dir.log(match &crash {

@@ -36,17 +36,14 @@ impl Workers {
         }
     }
 
-    /// Runs `text` on worker `worker`: forked from its zygote in warm mode, else cold.
-    fn run_on(&self, worker: usize, text: &str, env: &[(String, String)]) -> Result<Outcome> {
-        self.run_with(worker, text, env, None)
-    }
-
     /// Runs `text` under the probe (see `probe.rs`) on the first worker, warm or cold as the
     /// candidates run. Only while no candidates are being run.
     pub fn probe(&self, text: &str) -> Result<Outcome> {
         self.run_with(0, text, &self.env_of(0), Some(crate::probe::SOURCE))
     }
 
+    /// Runs `text` on worker `worker`: forked from its zygote in warm mode, else cold; under
+    /// the probe when it is given.
     fn run_with(
         &self,
         worker: usize,
@@ -119,7 +116,8 @@ impl Workers {
                         if i >= texts.len() {
                             break;
                         }
-                        *results[i].lock().unwrap() = Some(self.run_on(worker, texts[i], &env));
+                        *results[i].lock().unwrap() =
+                            Some(self.run_with(worker, texts[i], &env, None));
                     }
                 });
             }

@@ -83,9 +83,9 @@ impl Zygote {
     }
 
     /// Runs `text` as a forked child; like `process::run_script`, an interruption is an
-    /// error of type [`Interrupted`], and a zygote that dies is an error too.
-    /// Runs `text` in a child forked from the zygote; with `probe` (the source of the probe,
-    /// see `probe.rs`), an uncaught exception is also reported as the probe reports it.
+    /// error of type [`Interrupted`], and a zygote that dies is an error too. With `probe` (the
+    /// source of the probe, see `probe.rs`), an uncaught exception is also reported as the
+    /// probe reports it.
     pub fn run(&mut self, text: &str, timeout: Duration, probe: Option<&str>) -> Result<Outcome> {
         let (dir, mut out, mut err) = prepare_dir(text)?;
         let probe_path = match probe {

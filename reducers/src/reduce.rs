@@ -424,12 +424,9 @@ impl Run<'_> {
             self.stats[i].accepted += parts;
             self.stats[i].bytes_removed += self.current.text().len().saturating_sub(accepted.len());
             self.accepted.insert(accepted.clone());
-            if accepted.len() > self.current.text().len() {
-                grown += 1;
-            } else {
-                grown = 0;
-            }
-            if pass.is_pump() && accepted.len() > self.current.text().len() {
+            let grew = accepted.len() > self.current.text().len();
+            grown = if grew { grown + 1 } else { 0 };
+            if pass.is_pump() && grew {
                 self.pumps.push(Pump {
                     before: self.current.text().to_string(),
                     pass: i,

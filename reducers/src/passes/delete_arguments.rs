@@ -70,34 +70,25 @@ impl Pass for DeleteArguments {
                 .filter(|_| callee.ends_with("compile()"))
                 .map(span);
             let line = line_of(text, span(arguments).start);
-            let no_arguments = || Edit::replace(span(arguments), none);
-            if let Some(backend) = backend {
-                for i in (0..items.len()).filter(|&i| items[i] != backend) {
+            let n = items.len();
+            if backend.is_none() && n > 0 {
+                // A lone argument may have a trailing comma, which cannot stay alone.
+                let what = if n == 1 {
+                    "the argument"
+                } else {
+                    "all arguments"
+                };
+                out.push(Candidate::new(
+                    format!("delete {what} of {callee} at line {line}"),
+                    vec![Edit::replace(span(arguments), none)],
+                ));
+            }
+            if n > 1 || backend.is_some() {
+                for i in (0..n).filter(|&i| Some(&items[i]) != backend.as_ref()) {
                     out.push(Candidate::new(
                         format!("delete argument {} of {callee} at line {line}", i + 1),
                         vec![Edit::delete(list_item_range(text, &items, i))],
                     ));
-                }
-                continue;
-            }
-            match items.len() {
-                0 => {}
-                // A lone argument may have a trailing comma, which cannot stay alone.
-                1 => out.push(Candidate::new(
-                    format!("delete the argument of {callee} at line {line}"),
-                    vec![no_arguments()],
-                )),
-                n => {
-                    out.push(Candidate::new(
-                        format!("delete all arguments of {callee} at line {line}"),
-                        vec![no_arguments()],
-                    ));
-                    for i in 0..n {
-                        out.push(Candidate::new(
-                            format!("delete argument {} of {callee} at line {line}", i + 1),
-                            vec![Edit::delete(list_item_range(text, &items, i))],
-                        ));
-                    }
                 }
             }
         }
