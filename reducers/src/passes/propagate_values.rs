@@ -190,72 +190,82 @@ impl<'a> Facts<'a> {
 /// `NAME = value` bound once: its uses become the value. Each candidate with its use count.
 fn propagate_names(facts: &Facts) -> Vec<(usize, Candidate)> {
     let script = facts.script;
-    let text = script.text();
     let mut out = Vec::new();
     for body in all_bodies(script.body()) {
         let is_module = std::ptr::eq(body, script.body());
         for (i, stmt) in body.iter().enumerate() {
             for (target, value, removal) in bound_names(script, body, i, is_module) {
-                let name = target.id.as_str();
-                if facts.declared.contains(name) || (name.starts_with("__") && name.ends_with("__"))
-                {
-                    continue;
-                }
-                let scope = facts.scopes.innermost_at(span(target).start);
-                if scope.is_some_and(|s| facts.scopes.scopes[s].kind != ScopeKind::Function) {
-                    continue;
-                }
-                // The variable this assignment binds: the same name in other functions (a method's
-                // `self` beside a module-level `self = obj`) is another one.
-                let refers_here =
-                    |o: &&Occurrence| o.name == name && facts.scopes.resolve_occurrence(o) == scope;
-                let bindings = facts.scopes.occurrences.iter().filter(refers_here);
-                if bindings.filter(|o| o.binds).count() != 1 {
-                    continue;
-                }
-                let uses: Vec<&Occurrence> = facts
-                    .scopes
-                    .occurrences
-                    .iter()
-                    .filter(refers_here)
-                    .filter(|o| !o.binds)
-                    .collect();
-                let all_refer_here = uses.iter().all(|u| {
-                    facts.scopes.resolve_occurrence(u) == scope
-                        && !span(stmt).contains(&u.range.start)
-                });
-                if uses.is_empty() || !all_refer_here {
-                    continue;
-                }
-                // A value that makes a new object or calls something is evaluated once, as before.
-                let evaluated_once = is_pure(value)
-                    || (uses.len() == 1
-                        && uses[0].scope == scope
-                        && !in_loop_without(facts, &uses[0].range, &span(stmt)));
-                if !evaluated_once {
-                    continue;
-                }
-                let places: Vec<_> = uses.iter().map(|u| (u.scope, u.range.clone())).collect();
-                if !facts.value_moves_to(value, &places) {
-                    continue;
-                }
-                let mut edits: Vec<Edit> = uses
-                    .iter()
-                    .map(|u| Edit::replace(u.range.clone(), facts.replacement(value, &u.range)))
-                    .collect();
-                edits.push(removal);
-                let description = format!(
-                    "propagate `{}` at line {} into {} use{}",
-                    short(&format!("{} = {}", target.id, script.slice(value))),
-                    line_of(text, span(stmt).start),
-                    uses.len(),
-                    if uses.len() == 1 { "" } else { "s" }
-                );
-                out.push((uses.len(), Candidate::new(description, edits)));
+                out.extend(propagate_name(facts, stmt, target, value, removal));
             }
         }
     }
     out
+}
+
+/// The candidate that puts `value`, bound to `target` by `stmt`, in place of every use of the
+/// variable and takes the binding out with `removal`; with the number of uses.
+fn propagate_name(
+    facts: &Facts,
+    stmt: &Stmt,
+    target: &ast::ExprName,
+    value: &Expr,
+    removal: Edit,
+) -> Option<(usize, Candidate)> {
+    let script = facts.script;
+    let name = target.id.as_str();
+    if facts.declared.contains(name) || (name.starts_with("__") && name.ends_with("__")) {
+        return None;
+    }
+    let scope = facts.scopes.innermost_at(span(target).start);
+    if scope.is_some_and(|s| facts.scopes.scopes[s].kind != ScopeKind::Function) {
+        return None;
+    }
+    // The variable this assignment binds: the same name in other functions (a method's
+    // `self` beside a module-level `self = obj`) is another one.
+    let refers_here =
+        |o: &&Occurrence| o.name == name && facts.scopes.resolve_occurrence(o) == scope;
+    let bindings = facts.scopes.occurrences.iter().filter(refers_here);
+    if bindings.filter(|o| o.binds).count() != 1 {
+        return None;
+    }
+    let uses: Vec<&Occurrence> = facts
+        .scopes
+        .occurrences
+        .iter()
+        .filter(refers_here)
+        .filter(|o| !o.binds)
+        .collect();
+    let all_refer_here = uses.iter().all(|u| {
+        facts.scopes.resolve_occurrence(u) == scope && !span(stmt).contains(&u.range.start)
+    });
+    if uses.is_empty() || !all_refer_here {
+        return None;
+    }
+    // A value that makes a new object or calls something is evaluated once, as before.
+    let evaluated_once = is_pure(value)
+        || (uses.len() == 1
+            && uses[0].scope == scope
+            && !in_loop_without(facts, &uses[0].range, &span(stmt)));
+    if !evaluated_once {
+        return None;
+    }
+    let places: Vec<_> = uses.iter().map(|u| (u.scope, u.range.clone())).collect();
+    if !facts.value_moves_to(value, &places) {
+        return None;
+    }
+    let mut edits: Vec<Edit> = uses
+        .iter()
+        .map(|u| Edit::replace(u.range.clone(), facts.replacement(value, &u.range)))
+        .collect();
+    edits.push(removal);
+    let description = format!(
+        "propagate `{}` at line {} into {} use{}",
+        short(&format!("{} = {}", target.id, script.slice(value))),
+        line_of(script.text(), span(stmt).start),
+        uses.len(),
+        if uses.len() == 1 { "" } else { "s" }
+    );
+    Some((uses.len(), Candidate::new(description, edits)))
 }
 
 /// The names that statement `i` of `body` binds to a value of their own, each with its value
