@@ -12,6 +12,7 @@ pub mod issue;
 mod judge;
 pub mod ladder;
 pub mod oracle;
+pub mod output;
 pub mod probe;
 pub mod process;
 pub mod reduce;

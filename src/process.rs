@@ -5,7 +5,6 @@
 //! the child exits (stragglers) and if the runner itself unwinds.
 
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -16,12 +15,12 @@ use anyhow::{Context, Result};
 use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
 use serde::{Deserialize, Serialize};
 
+use crate::output::keep_file;
+
 /// Set by the Ctrl-C handler; every poll loop watches it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 const POLL: Duration = Duration::from_millis(20);
-/// How much of each output stream an outcome keeps (the end, where the exception is).
-const KEEP_BYTES: u64 = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
@@ -129,8 +128,8 @@ fn run_prepared(
     drop(group);
     Ok(Outcome {
         status,
-        stdout: tail(&mut out)?,
-        stderr: tail(&mut err)?,
+        stdout: keep_file(&mut out)?,
+        stderr: keep_file(&mut err)?,
         duration,
     })
 }
@@ -183,15 +182,6 @@ impl Drop for Group {
         let _ = self.0.start_kill();
         let _ = self.0.inner_mut().try_wait();
     }
-}
-
-/// The last `KEEP_BYTES` of a file, as text.
-pub(crate) fn tail(file: &mut fs::File) -> Result<String> {
-    let len = file.seek(SeekFrom::End(0))?;
-    file.seek(SeekFrom::Start(len.saturating_sub(KEEP_BYTES)))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The conventional name of a signal number (`SIGSEGV`), or `SIG<n>`.

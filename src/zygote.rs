@@ -15,7 +15,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
 use serde::Deserialize;
 
-use crate::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir, tail};
+use crate::output::keep_file;
+use crate::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir};
 
 const SOURCE: &str = include_str!("zygote/zygote.py");
 /// Importing torch with a cold disk can take a minute.
@@ -142,8 +143,8 @@ impl Zygote {
         };
         Ok(Outcome {
             status,
-            stdout: tail(&mut out)?,
-            stderr: tail(&mut err)?,
+            stdout: keep_file(&mut out)?,
+            stderr: keep_file(&mut err)?,
             duration,
         })
     }

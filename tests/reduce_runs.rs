@@ -227,3 +227,34 @@ fn ctrl_c_stops_the_workers_and_keeps_the_best_result_so_far() {
         .collect();
     assert!(workers.is_empty(), "warm workers left behind: {workers:?}");
 }
+
+/// Inductor puts a whole compiler log into its exception; the traceback before it and the
+/// header must survive whatever the message's size.
+const HUGE_MESSAGE: &str = r#"import sys
+
+def compile_kernel(name):
+    log = "".join(f"warning: unused variable 'tmp{i}' [-Wunused-variable]\n" for i in range(20000))
+    raise RuntimeError(f"C++ compile error in {name}\n{log}error: 'tmp0' was not declared")
+
+for step in range(3):
+    print("step", step, file=sys.stderr)
+compile_kernel("kernel_0")
+"#;
+
+#[test]
+fn a_failure_whose_message_carries_a_megabyte_of_text_is_judged_and_reduced() {
+    for mode in [&[][..], &["--cold"][..]] {
+        let (dir, path) = temp_script(HUGE_MESSAGE);
+        let sig = [
+            "--sig",
+            "RuntimeError: C++ compile error in kernel_0",
+            "--no-cache",
+        ];
+        let out = reduce(&path, &[&sig[..], mode].concat());
+        let report = json(&out);
+        assert_eq!(report["verified"], true, "{report}");
+        let min = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
+        assert!(min.contains("C++ compile error in"), "{min}");
+        assert!(report["final_lines"].as_u64().unwrap() < 6, "{min}");
+    }
+}
