@@ -163,6 +163,7 @@ fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<(Summary, String),
         no_cache: false,
         run_dir: None,
         cold: args.cold,
+        max_memory: None,
         json: false,
         quiet: true,
     };

@@ -56,7 +56,12 @@ impl Cache {
         Some(outcome)
     }
 
+    /// Keeps `outcome` under `key`; one killed over the memory limit is not kept, as it
+    /// depends on the limit of the run, which the key does not name.
     pub fn put(&self, key: &Key, outcome: &Outcome) {
+        if outcome.status == crate::process::Status::OutOfMemory {
+            return;
+        }
         self.memory.insert(*key, outcome.clone());
         if let Some(path) = self.path(key) {
             // A cache that cannot be written only costs time later.
@@ -104,6 +109,7 @@ mod tests {
             stdout: String::new(),
             stderr: "KeyError: 'x'\n".into(),
             duration: Duration::from_millis(30),
+            peak_rss: 0,
         }
     }
 

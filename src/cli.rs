@@ -134,6 +134,12 @@ pub struct ReduceArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// The memory a candidate's process group may hold, e.g. "8G" or "none"; a candidate
+    /// over it is killed and judged out of memory [default: 80 % of the machine's memory
+    /// split between the jobs].
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+
     /// Print one JSON object with the figures of the run on stdout at the end.
     #[arg(long)]
     pub json: bool,

@@ -30,6 +30,8 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) oracle_seconds: HashMap<String, f64>,
     /// (candidate runs so far, non-blank lines) after every accepted step.
     pub(crate) trace: Vec<(usize, usize)>,
+    /// The most memory a candidate run held, in bytes.
+    pub(crate) peak_rss: u64,
 }
 
 impl<'a> ProcessOracle<'a> {
@@ -56,6 +58,7 @@ impl<'a> ProcessOracle<'a> {
             pass: String::new(),
             oracle_seconds: HashMap::new(),
             trace: vec![(0, scrub_reducers::count_lines(original))],
+            peak_rss: 0,
         }
     }
 
@@ -105,6 +108,7 @@ impl Oracle for ProcessOracle<'_> {
                         continue;
                     }
                 };
+                self.peak_rss = self.peak_rss.max(outcome.peak_rss);
                 let verdict = self.sig.judge(&outcome);
                 let label = match &verdict {
                     Verdict::Same => "same failure".to_string(),

@@ -11,6 +11,7 @@ pub mod interpreter;
 pub mod issue;
 mod judge;
 pub mod ladder;
+pub mod memory;
 pub mod oracle;
 pub mod output;
 pub mod probe;

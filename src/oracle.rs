@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::exception::{FinalException, final_exception};
+use crate::memory::human;
 use crate::process::{Outcome, Status, signal_name, signal_number};
 
 /// How a failure must look to count as the same failure.
@@ -29,13 +30,15 @@ pub enum Verdict {
 }
 
 /// Whether a run ran out of memory (CUDA's or the CPU allocator's): its final exception is an
-/// `OutOfMemoryError` or says "out of memory" or "can't allocate memory".
+/// `OutOfMemoryError` or says "out of memory" or "can't allocate memory", or it was killed over
+/// `--max-memory`.
 pub fn out_of_memory(outcome: &Outcome) -> bool {
-    crate::exception::final_exception(&outcome.stderr).is_some_and(|e| {
-        e.class.ends_with("OutOfMemoryError")
-            || e.message.contains("out of memory")
-            || e.message.contains("can't allocate memory")
-    })
+    outcome.status == Status::OutOfMemory
+        || crate::exception::final_exception(&outcome.stderr).is_some_and(|e| {
+            e.class.ends_with("OutOfMemoryError")
+                || e.message.contains("out of memory")
+                || e.message.contains("can't allocate memory")
+        })
 }
 
 impl Signature {
@@ -115,7 +118,7 @@ impl Signature {
     pub fn derive(outcome: &Outcome) -> Option<Signature> {
         match outcome.status {
             Status::Signaled(sig) => Some(Signature::Signal(sig)),
-            Status::TimedOut | Status::Exited(0) => None,
+            Status::TimedOut | Status::OutOfMemory | Status::Exited(0) => None,
             Status::Exited(code) => Some(match final_exception(&outcome.stderr) {
                 Some(FinalException { class, message, .. }) => Signature::Exception {
                     class,
@@ -184,6 +187,10 @@ pub fn describe(outcome: &Outcome) -> String {
     match outcome.status {
         Status::TimedOut => format!("timed out after {:.1} s", outcome.duration.as_secs_f64()),
         Status::Signaled(sig) => format!("killed by {}", signal_name(sig)),
+        Status::OutOfMemory => format!(
+            "killed over the memory limit (--max-memory), holding {}",
+            human(outcome.peak_rss)
+        ),
         Status::Exited(0) => "it ran to completion without an error".into(),
         Status::Exited(code) => match final_exception(&outcome.stderr) {
             Some(e) => format!("it raised {}", e.header),

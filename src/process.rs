@@ -5,7 +5,6 @@
 //! the child exits (stragglers) and if the runner itself unwinds.
 
 use std::fs;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +14,7 @@ use anyhow::{Context, Result};
 use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
 use serde::{Deserialize, Serialize};
 
+use crate::memory::Watch;
 use crate::output::keep_file;
 
 /// Set by the Ctrl-C handler; every poll loop watches it.
@@ -28,6 +28,8 @@ pub enum Status {
     Exited(i32),
     Signaled(i32),
     TimedOut,
+    /// Killed for holding more memory than `--max-memory` allows.
+    OutOfMemory,
 }
 
 /// How a run ended.
@@ -37,6 +39,10 @@ pub struct Outcome {
     pub stdout: String,
     pub stderr: String,
     pub duration: Duration,
+    /// The most memory the run was seen to hold, in bytes (its process group, sampled; the
+    /// child's own peak when it was reaped); 0 when unknown.
+    #[serde(default)]
+    pub peak_rss: u64,
 }
 
 #[cfg(test)]
@@ -48,6 +54,7 @@ impl Outcome {
             stdout: String::new(),
             stderr: stderr.into(),
             duration: Duration::ZERO,
+            peak_rss: 0,
         }
     }
 }
@@ -59,6 +66,8 @@ pub struct RunSpec<'a> {
     pub timeout: Duration,
     /// Extra environment, on top of the inherited one.
     pub env: &'a [(String, String)],
+    /// The memory the run's process group may hold, in bytes (see `memory.rs`).
+    pub max_memory: Option<u64>,
 }
 
 /// The run was stopped by Ctrl-C.
@@ -106,13 +115,11 @@ fn run_prepared(
         .spawn()
         .with_context(|| format!("cannot run {}", spec.python.display()))?;
     let mut group = Group(child);
-    let status = loop {
-        if let Some(status) = group.0.inner_mut().try_wait()? {
-            break if let Some(sig) = status.signal() {
-                Status::Signaled(sig)
-            } else {
-                Status::Exited(status.code().unwrap_or(-1))
-            };
+    let pid = group.0.id() as i32;
+    let mut watch = Watch::new(pid, spec.max_memory);
+    let (status, maxrss) = loop {
+        if let Some(ended) = reap(pid)? {
+            break ended;
         }
         if INTERRUPTED.load(Ordering::SeqCst) {
             group.kill();
@@ -120,7 +127,11 @@ fn run_prepared(
         }
         if start.elapsed() >= spec.timeout {
             group.kill();
-            break Status::TimedOut;
+            break (Status::TimedOut, 0);
+        }
+        if watch.over_limit() {
+            group.kill();
+            break (Status::OutOfMemory, 0);
         }
         std::thread::sleep(POLL);
     };
@@ -131,7 +142,29 @@ fn run_prepared(
         stdout: keep_file(&mut out)?,
         stderr: keep_file(&mut err)?,
         duration,
+        peak_rss: watch.peak.max(maxrss),
     })
+}
+
+/// How the child `pid` ended and its peak resident memory in bytes, once it has.
+fn reap(pid: i32) -> Result<Option<(Status, u64)>> {
+    let mut raw = 0;
+    // SAFETY: rusage is plain data that wait4 fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child, without blocking.
+    let got = unsafe { libc::wait4(pid, &mut raw, libc::WNOHANG, &mut usage) };
+    if got == 0 {
+        return Ok(None);
+    }
+    if got < 0 {
+        return Err(std::io::Error::last_os_error()).context("cannot wait for a run");
+    }
+    let status = if libc::WIFSIGNALED(raw) {
+        Status::Signaled(libc::WTERMSIG(raw))
+    } else {
+        Status::Exited(libc::WEXITSTATUS(raw))
+    };
+    Ok(Some((status, usage.ru_maxrss.max(0) as u64 * 1024)))
 }
 
 /// A fresh temporary directory holding `work/repro.py` with `text`, and the files that take

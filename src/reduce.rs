@@ -67,6 +67,11 @@ pub struct Summary {
     pub ladder: Vec<crate::ladder::Rung>,
     /// The rewrites made before the reduction, which it starts from (see [`prepare`]).
     pub prepared: Vec<String>,
+    /// The memory a candidate's process group could hold, in bytes (`None`: no limit).
+    pub max_memory: Option<u64>,
+    /// The most memory the original's runs and the largest candidate run held, in bytes.
+    pub peak_rss_original: u64,
+    pub peak_rss_candidate: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -145,12 +150,14 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
         .jobs
         .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() });
     let timeout = args.timeout.map(Duration::from_secs_f64);
-    let workers = Workers::new(
+    let mut workers = Workers::new(
         interp.path.clone(),
         timeout.unwrap_or(ORIGINAL_TIMEOUT),
         jobs,
         gpus,
     );
+    workers.max_memory = crate::memory::limit(args.max_memory.as_deref(), jobs)
+        .map_err(|e| anyhow!("invalid --max-memory: {e}"))?;
     Ok(Setup {
         text,
         sig,
@@ -253,6 +260,13 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         workers.jobs
     ));
     run_dir.log(format!(
+        "memory per candidate: {}; the original held {}",
+        workers
+            .max_memory
+            .map_or("no limit".to_string(), crate::memory::human),
+        crate::memory::human(base.peak_rss)
+    ));
+    run_dir.log(format!(
         "workers: {}",
         if warm {
             "warm (forked from a zygote)"
@@ -312,6 +326,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     let history = std::mem::take(&mut oracle.history);
     let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
+    let peak_rss_candidate = oracle.peak_rss;
     workers.warm = None;
     workers.stop_zygotes();
     // Comments and blank lines alone do not make a repro smaller: it was already minimal.
@@ -353,8 +368,10 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         reduction.stop.as_str()
     };
     run_dir.log(format!(
-        "stop: {stop_reason}; runs: {}; cache hits: {}; {wall:.1} s",
-        calls, hits
+        "stop: {stop_reason}; runs: {}; cache hits: {}; {wall:.1} s; the largest candidate held {}",
+        calls,
+        hits,
+        crate::memory::human(peak_rss_candidate)
     ));
     console.say(format!(
         "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
@@ -402,6 +419,9 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         trace,
         ladder,
         prepared,
+        max_memory: workers.max_memory,
+        peak_rss_original: base.peak_rss,
+        peak_rss_candidate,
     })))
 }
 
@@ -599,6 +619,8 @@ enum BaselineEnd {
 struct Baseline {
     signature: Signature,
     duration: Duration,
+    /// The most memory one of its runs held, in bytes.
+    peak_rss: u64,
     /// Runs a candidate gets before it counts as not failing.
     attempts: usize,
     ratio: String,
@@ -636,6 +658,7 @@ fn baseline(
     };
     let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
     let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
+    let peak_rss = runs.iter().map(|o| o.peak_rss).max().unwrap_or_default();
     let hits = runs.iter().filter(|o| same(o)).count();
     let timed_out = runs.iter().all(|o| o.status == Status::TimedOut);
     if hits == 0 && (timed_out || !explicit) {
@@ -684,6 +707,7 @@ fn baseline(
     Ok(BaselineEnd::Fails(Baseline {
         signature: sig,
         duration,
+        peak_rss,
         attempts,
         ratio,
     }))

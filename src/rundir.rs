@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result};
 
+use crate::memory::human;
 use crate::process::{Outcome, Status, signal_name};
 
 pub struct RunDir {
@@ -48,10 +49,15 @@ impl RunDir {
             Status::Exited(code) => format!("exit {code}"),
             Status::Signaled(sig) => format!("killed by {}", signal_name(sig)),
             Status::TimedOut => "timed out".to_string(),
+            Status::OutOfMemory => format!(
+                "killed over the memory limit, holding {}",
+                human(outcome.peak_rss)
+            ),
         };
         let body = format!(
-            "verdict: {verdict}\nstatus: {status}\nduration: {:.3} s\n\n--- candidate ---\n{text}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            "verdict: {verdict}\nstatus: {status}\nduration: {:.3} s\npeak memory: {}\n\n--- candidate ---\n{text}\n--- stdout ---\n{}\n--- stderr ---\n{}",
             outcome.duration.as_secs_f64(),
+            human(outcome.peak_rss),
             outcome.stdout,
             outcome.stderr
         );

@@ -22,6 +22,8 @@ pub struct Workers {
     pub warm: Option<PathBuf>,
     /// Worker i's zygote, started on first use and again after it dies.
     pub zygotes: Vec<Mutex<Option<Zygote>>>,
+    /// The memory each run's process group may hold, in bytes (`None`: no limit).
+    pub max_memory: Option<u64>,
 }
 
 impl Workers {
@@ -33,6 +35,7 @@ impl Workers {
             gpus,
             warm: None,
             zygotes: (0..jobs).map(|_| Mutex::new(None)).collect(),
+            max_memory: None,
         }
     }
 
@@ -56,6 +59,7 @@ impl Workers {
                 python: &self.python,
                 timeout: self.timeout,
                 env,
+                max_memory: self.max_memory,
             };
             return match probe {
                 Some(source) => run_script_with(text, &spec, &["-c", source]),
@@ -68,10 +72,10 @@ impl Workers {
         if slot.is_none() {
             *slot = Some(Zygote::start(&self.python, original, env)?);
         }
-        let result = slot
-            .as_mut()
-            .expect("started above")
-            .run(text, self.timeout, probe);
+        let result =
+            slot.as_mut()
+                .expect("started above")
+                .run(text, self.timeout, self.max_memory, probe);
         if result
             .as_ref()
             .is_err_and(|e| !e.is::<crate::process::Interrupted>())

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
 use serde::Deserialize;
 
+use crate::memory::Watch;
 use crate::output::keep_file;
 use crate::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir};
 
@@ -35,6 +36,16 @@ pub struct Zygote {
 struct Answer {
     pid: i32,
     status: Option<i32>,
+    /// The child's peak resident memory in bytes, with its status.
+    #[serde(default)]
+    maxrss: u64,
+}
+
+/// Why scrub killed a child before it ended.
+enum Killed {
+    Interrupted,
+    TimedOut,
+    OutOfMemory,
 }
 
 impl Zygote {
@@ -86,8 +97,14 @@ impl Zygote {
     /// Runs `text` as a forked child; like `process::run_script`, an interruption is an
     /// error of type [`Interrupted`], and a zygote that dies is an error too. With `probe` (the
     /// source of the probe, see `probe.rs`), an uncaught exception is also reported as the
-    /// probe reports it.
-    pub fn run(&mut self, text: &str, timeout: Duration, probe: Option<&str>) -> Result<Outcome> {
+    /// probe reports it. The child's group is killed when it holds more than `max_memory`.
+    pub fn run(
+        &mut self,
+        text: &str,
+        timeout: Duration,
+        max_memory: Option<u64>,
+        probe: Option<&str>,
+    ) -> Result<Outcome> {
         let (dir, mut out, mut err) = prepare_dir(text)?;
         let probe_path = match probe {
             Some(source) => {
@@ -108,14 +125,19 @@ impl Zygote {
         self.requests.flush().context("the warm worker is gone")?;
         let start = Instant::now();
         let pid = self.answer(Duration::from_secs(30))?.pid;
+        let mut watch = Watch::new(pid, max_memory);
         let mut killed = None;
-        let raw = loop {
+        let (raw, maxrss) = loop {
             if killed.is_none() {
-                if INTERRUPTED.load(Ordering::SeqCst) {
-                    killed = Some(Err(()));
+                killed = if INTERRUPTED.load(Ordering::SeqCst) {
+                    Some(Killed::Interrupted)
                 } else if start.elapsed() >= timeout {
-                    killed = Some(Ok(()));
-                }
+                    Some(Killed::TimedOut)
+                } else if watch.over_limit() {
+                    Some(Killed::OutOfMemory)
+                } else {
+                    None
+                };
                 if killed.is_some() {
                     kill_group(pid);
                 }
@@ -125,7 +147,7 @@ impl Zygote {
                     let answer: Answer = serde_json::from_str(&line)
                         .context("unreadable answer from the warm worker")?;
                     if let (true, Some(status)) = (answer.pid == pid, answer.status) {
-                        break status;
+                        break (status, answer.maxrss);
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -136,8 +158,9 @@ impl Zygote {
         // Stragglers: anything the child left running in its group.
         kill_group(pid);
         let status = match killed {
-            Some(Err(())) => return Err(Interrupted.into()),
-            Some(Ok(())) => Status::TimedOut,
+            Some(Killed::Interrupted) => return Err(Interrupted.into()),
+            Some(Killed::TimedOut) => Status::TimedOut,
+            Some(Killed::OutOfMemory) => Status::OutOfMemory,
             None if libc::WIFSIGNALED(raw) => Status::Signaled(libc::WTERMSIG(raw)),
             None => Status::Exited(libc::WEXITSTATUS(raw)),
         };
@@ -146,6 +169,7 @@ impl Zygote {
             stdout: keep_file(&mut out)?,
             stderr: keep_file(&mut err)?,
             duration,
+            peak_rss: watch.peak.max(maxrss),
         })
     }
 

@@ -119,6 +119,16 @@ fn a_malformed_signature_is_refused() {
 }
 
 #[test]
+fn a_malformed_memory_limit_is_refused() {
+    for size in ["lots", "0", "-2G", "8X"] {
+        let flag = format!("--max-memory={size}");
+        let (code, err) = reduce_in_place(b"raise ValueError('x')\n", &[&flag]);
+        assert_eq!(code, 2, "{size:?}");
+        assert_one_line(&err, "invalid --max-memory");
+    }
+}
+
+#[test]
 fn a_missing_interpreter_is_refused() {
     let (code, err) = reduce_in_place(
         b"raise ValueError('x')\n",

@@ -75,6 +75,16 @@ fn a_second_identical_run_is_answered_from_the_cache() {
         &["--cache-dir", cache, "--sig", "KeyError: 'calibration'"],
     ));
     assert_eq!(second["oracle_calls"], 0, "{second}");
+    // Memory figures: the limit (a share of the machine by default) and what runs held.
+    assert!(first["max_memory"].as_u64().unwrap() > 0, "{first}");
+    assert!(
+        first["peak_rss_original"].as_u64().unwrap() > 1 << 20,
+        "{first}"
+    );
+    assert!(
+        first["peak_rss_candidate"].as_u64().unwrap() > 1 << 20,
+        "{first}"
+    );
     assert_eq!(second["final_bytes"], first["final_bytes"]);
     assert!(second["cache_hits"].as_u64().unwrap() > 0);
 }

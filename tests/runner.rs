@@ -50,6 +50,7 @@ fn with_grandchild(ending: &str, timeout: Duration) -> (scrub::process::Outcome,
         python: &python,
         timeout,
         env: &[],
+        max_memory: None,
     };
     let outcome = run_script(&script, &spec).unwrap();
     let pid = std::fs::read_to_string(&pid_file)
@@ -81,6 +82,7 @@ fn signals_exit_statuses_and_stderr_are_reported() {
         python: &python,
         timeout: Duration::from_secs(20),
         env: &[],
+        max_memory: None,
     };
     let abort = run_script("import os\nos.abort()\n", &spec).unwrap();
     assert_eq!(abort.status, Status::Signaled(libc::SIGABRT));
@@ -100,6 +102,7 @@ fn every_candidate_runs_in_a_fresh_directory_with_a_fixed_hash_seed_and_no_stdin
         python: &python,
         timeout: Duration::from_secs(20),
         env: &[],
+        max_memory: None,
     };
     let script = "import os, sys\nprint(os.listdir('.'), os.environ['PYTHONHASHSEED'], repr(sys.stdin.read()))\nopen('left.txt', 'w')\n";
     let a = run_script(script, &spec).unwrap();
@@ -173,4 +176,61 @@ fn results_come_back_in_the_order_of_the_texts() {
         .map(|o| o.unwrap().stdout.trim().to_string())
         .collect();
     assert_eq!(outs, ["0", "1", "2", "3", "4", "5"]);
+}
+
+/// A script that holds about 600 MB in a child process it starts, then sleeps: only the
+/// group's memory, not the child's own, goes over a 300 MB limit.
+const GREEDY: &str = "import subprocess, sys, time\n\
+    subprocess.Popen([sys.executable, '-c', 'b = bytearray(600 << 20); import time; time.sleep(60)'])\n\
+    time.sleep(60)\n";
+
+#[test]
+fn a_group_over_its_memory_limit_is_killed_and_judged_out_of_memory() {
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(30),
+        env: &[],
+        max_memory: Some(300 << 20),
+    };
+    let outcome = run_script(GREEDY, &spec).unwrap();
+    assert_eq!(outcome.status, Status::OutOfMemory);
+    assert!(outcome.peak_rss > 300 << 20, "{}", outcome.peak_rss);
+    assert!(outcome.duration < Duration::from_secs(30));
+}
+
+#[test]
+fn a_warm_child_over_its_memory_limit_is_killed_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("repro.py");
+    std::fs::write(&original, GREEDY).unwrap();
+    let mut workers = Workers::new(
+        PathBuf::from(common::python()),
+        Duration::from_secs(30),
+        1,
+        vec![],
+    );
+    workers.warm = Some(original);
+    workers.max_memory = Some(300 << 20);
+    let outcome = workers.run_all(&[GREEDY]).remove(0).unwrap();
+    assert_eq!(outcome.status, Status::OutOfMemory);
+}
+
+#[test]
+fn every_run_reports_its_peak_memory() {
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+        max_memory: None,
+    };
+    // Quicker than the first sample: the peak comes from the reaped child's own figures.
+    let outcome = run_script(
+        "b = bytearray(100 << 20)\nb[::4096] = b'x' * len(b[::4096])\n",
+        &spec,
+    )
+    .unwrap();
+    assert_eq!(outcome.status, Status::Exited(0), "{}", outcome.stderr);
+    assert!(outcome.peak_rss > 100 << 20, "{}", outcome.peak_rss);
 }

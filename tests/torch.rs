@@ -48,6 +48,7 @@ fn warm_and_cold_runs_of_every_torch_original_fail_the_same_way_on_cpu() {
         python: &python,
         timeout: Duration::from_secs(120),
         env: &[],
+        max_memory: None,
     };
     for case in torch_cases() {
         let text = std::fs::read_to_string(case.script()).unwrap();

@@ -32,6 +32,7 @@ fn warm_and_cold_runs_of_every_corpus_original_fail_the_same_way() {
         python: &python,
         timeout: Duration::from_secs(20),
         env: &[],
+        max_memory: None,
     };
     for case in corpus::load(&common::repo_root().join("corpus")).unwrap() {
         if !case.spec.needs.is_empty() || case.spec.flaky {
@@ -164,6 +165,7 @@ fn a_warm_child_sees_the_same_file_name_and_traceback_as_a_cold_run() {
             python: &python,
             timeout: Duration::from_secs(20),
             env: &[],
+            max_memory: None,
         },
     )
     .unwrap();
@@ -197,6 +199,7 @@ fn a_warm_child_reports_a_script_that_does_not_compile_as_python_does() {
         python: &python,
         timeout: Duration::from_secs(20),
         env: &[],
+        max_memory: None,
     };
     let cold = run_script(broken, &spec).unwrap();
     let warm = warm_workers(&original, 1, vec![])

@@ -157,6 +157,7 @@ pub fn bisect(
                             python: &env.python,
                             timeout,
                             env: &[],
+                            max_memory: None,
                         };
                         let outcome = process::run_script_in(dir, text, &spec)?;
                         Ok(classify(&outcome, expected))

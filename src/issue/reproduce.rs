@@ -9,6 +9,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::exception::final_exception;
+use crate::memory::human;
 use crate::oracle::{Signature, Verdict};
 use crate::process::{self, Outcome, RunSpec, Status, signal_name};
 
@@ -55,6 +56,13 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
         Status::TimedOut => v(
             "timeout",
             format!("timed out after {:.0} s", outcome.duration.as_secs_f64()),
+        ),
+        Status::OutOfMemory => v(
+            "out-of-memory",
+            format!(
+                "killed over the memory limit, holding {}",
+                human(outcome.peak_rss)
+            ),
         ),
         Status::Signaled(sig) => {
             if expected == Some(&Signature::Signal(sig)) {
@@ -119,6 +127,7 @@ pub fn reproduce(
         python,
         timeout,
         env: &[],
+        max_memory: None,
     };
     let mut outcomes = Vec::new();
     for _ in 0..2 {

@@ -7,8 +7,9 @@ else, and serves requests on stdin, one JSON object per line:
     {"dir": D, "script": S, "stdout": O, "stderr": E, "probe": P}
 
 For each it forks a child that runs S as `__main__` in D with its output in O and E, in a
-process group of its own, and answers `{"pid": P}` at once and `{"pid": P, "status": W}` (the
-raw wait status) when the child is gone. The child behaves as `python S` would: uncaught
+process group of its own, and answers `{"pid": P}` at once and `{"pid": P, "status": W,
+"maxrss": B}` (the raw wait status, the child's peak resident memory in bytes) when the child
+is gone. The child behaves as `python S` would: uncaught
 exceptions are printed by sys.excepthook and exit with status 1, SystemExit is honoured,
 non-daemon threads are joined and atexit handlers run before it exits. With "probe" (the path
 of scrub's probe.py), an uncaught exception is also reported as the probe reports it.
@@ -174,8 +175,9 @@ def serve():
             pass
         answers.write(json.dumps({"pid": pid}) + "\n")
         answers.flush()
-        _, status = os.waitpid(pid, 0)
-        answers.write(json.dumps({"pid": pid, "status": status}) + "\n")
+        _, status, usage = os.wait4(pid, 0)
+        answer = {"pid": pid, "status": status, "maxrss": usage.ru_maxrss * 1024}
+        answers.write(json.dumps(answer) + "\n")
         answers.flush()
 
 

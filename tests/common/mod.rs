@@ -119,6 +119,7 @@ pub fn reproduces(text: &str, python: &Path, sig: &Signature, tries: usize) -> b
         python,
         timeout: Duration::from_secs(60),
         env: &[],
+        max_memory: None,
     };
     (0..tries).any(|_| sig.judge(&run_script(text, &spec).unwrap()) == Verdict::Same)
 }
