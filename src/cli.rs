@@ -66,6 +66,10 @@ pub struct BenchArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// Whether to run PyTorch's minifier first (see `scrub reduce --minifier`).
+    #[arg(long, value_enum, default_value_t = crate::minifier::Mode::Auto)]
+    pub minifier: crate::minifier::Mode,
+
     /// Use the on-disk cache instead of a cold one per case.
     #[arg(long)]
     pub warm_cache: bool,
@@ -133,6 +137,11 @@ pub struct ReduceArgs {
     /// that has already imported the script's modules.
     #[arg(long)]
     pub cold: bool,
+
+    /// Run PyTorch's minifier first on a repro that fails inside torch.compile, and reduce
+    /// its result as a plain script.
+    #[arg(long, value_enum, default_value_t = crate::minifier::Mode::Auto)]
+    pub minifier: crate::minifier::Mode,
 
     /// The memory a candidate's process group may hold, e.g. "8G" or "none"; a candidate
     /// over it is killed and judged out of memory [default: 80 % of the machine's memory

@@ -12,6 +12,7 @@ pub mod issue;
 mod judge;
 pub mod ladder;
 pub mod memory;
+pub mod minifier;
 pub mod oracle;
 pub mod output;
 pub mod probe;

@@ -94,15 +94,31 @@ pub fn run_script_in(parent: &Path, text: &str, spec: &RunSpec) -> Result<Outcom
     run_prepared(prepare_dir_in(text, Some(parent))?, spec, &["repro.py"])
 }
 
+/// Runs `PY ARGS` with `work` as its working directory, kept afterwards with what the run
+/// wrote there; its output goes to `NAME.stdout` and `NAME.stderr` beside `work` as well.
+pub fn run_in(work: &Path, name: &str, args: &[&str], spec: &RunSpec) -> Result<Outcome> {
+    let parent = work.parent().unwrap_or(work);
+    let open = |ext: &str| output_file(&parent.join(format!("{name}.{ext}")));
+    run_at(work, (open("stdout")?, open("stderr")?), spec, args)
+}
+
 fn run_prepared(
-    (dir, mut out, mut err): (tempfile::TempDir, fs::File, fs::File),
+    (dir, out, err): (tempfile::TempDir, fs::File, fs::File),
     spec: &RunSpec,
     args: &[&str],
 ) -> Result<Outcome> {
-    let work = dir.path().join("work");
+    run_at(&dir.path().join("work"), (out, err), spec, args)
+}
+
+fn run_at(
+    work: &Path,
+    (mut out, mut err): (fs::File, fs::File),
+    spec: &RunSpec,
+    args: &[&str],
+) -> Result<Outcome> {
     let mut command = StdCommandWrap::with_new(spec.python, |c| {
         c.args(args)
-            .current_dir(&work)
+            .current_dir(work)
             .env("PYTHONHASHSEED", "0")
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -187,16 +203,21 @@ fn prepare_dir_in(
     let work = dir.path().join("work");
     fs::create_dir(&work)?;
     fs::write(work.join("repro.py"), text)?;
-    let open = |name: &str| {
-        fs::File::options()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(dir.path().join(name))
-    };
-    let (out, err) = (open("stdout")?, open("stderr")?);
+    let (out, err) = (
+        output_file(&dir.path().join("stdout"))?,
+        output_file(&dir.path().join("stderr"))?,
+    );
     Ok((dir, out, err))
+}
+
+/// A file that takes a run's output stream, read back afterwards.
+fn output_file(path: &Path) -> std::io::Result<fs::File> {
+    fs::File::options()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(path)
 }
 
 /// The child's process group; killed whenever this is dropped, so that no straggler

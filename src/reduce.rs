@@ -69,6 +69,8 @@ pub struct Summary {
     pub prepared: Vec<String>,
     /// The memory a candidate's process group could hold, in bytes (`None`: no limit).
     pub max_memory: Option<u64>,
+    /// What ran before scrub's passes (PyTorch's minifier), each with its figures.
+    pub stages: Vec<crate::minifier::Stage>,
     /// The most memory the original's runs and the largest candidate run held, in bytes.
     pub peak_rss_original: u64,
     pub peak_rss_candidate: u64,
@@ -274,6 +276,60 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
             "cold"
         }
     ));
+    let mut stages = Vec::new();
+    let start = match crate::minifier::plan(args.minifier, &start, &sig, &base.stderr) {
+        Ok(plan) => {
+            console.say(format!(
+                "running PyTorch's minifier first (TORCHDYNAMO_REPRO_AFTER={}, level {})",
+                plan.after, plan.level
+            ));
+            let (plain, mut stage) = crate::minifier::run(
+                &plan,
+                &start,
+                &interp.path,
+                interp.parser_version,
+                &run_dir.path().join("minifier"),
+                base.duration,
+            )?;
+            // The plain script must fail the same way, as candidates run.
+            let kept = match plain {
+                Some(plain) => {
+                    stage.runs += 1;
+                    if verify(&plain, &sig, base.attempts, &workers)? {
+                        Some(plain)
+                    } else {
+                        stage.outcome = format!("its plain script does not fail with {sig}");
+                        None
+                    }
+                }
+                None => None,
+            };
+            let queries = stage
+                .queries
+                .map_or(String::new(), |q| format!("{q} queries, "));
+            let said = format!(
+                "minifier: {}{} runs, {:.1} s: {}",
+                queries, stage.runs, stage.seconds, stage.outcome
+            );
+            run_dir.log(&said);
+            console.say(match &kept {
+                Some(_) => said,
+                None => format!("{said}; reducing the original instead"),
+            });
+            stages.push(stage);
+            match kept {
+                Some(plain) => {
+                    prepared.push("started from PyTorch's minifier's result, made plain".into());
+                    plain
+                }
+                None => start,
+            }
+        }
+        Err(why) => {
+            run_dir.log(format!("minifier: not run: {why}"));
+            start
+        }
+    };
     let cache_dir = if args.no_cache {
         None
     } else {
@@ -419,6 +475,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         trace,
         ladder,
         prepared,
+        stages,
         max_memory: workers.max_memory,
         peak_rss_original: base.peak_rss,
         peak_rss_candidate,
@@ -621,6 +678,8 @@ struct Baseline {
     duration: Duration,
     /// The most memory one of its runs held, in bytes.
     peak_rss: u64,
+    /// What the first run that failed the same way printed on stderr.
+    stderr: String,
     /// Runs a candidate gets before it counts as not failing.
     attempts: usize,
     ratio: String,
@@ -659,6 +718,10 @@ fn baseline(
     let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
     let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
     let peak_rss = runs.iter().map(|o| o.peak_rss).max().unwrap_or_default();
+    let stderr = runs
+        .iter()
+        .find(|o| same(o))
+        .map_or_else(String::new, |o| o.stderr.clone());
     let hits = runs.iter().filter(|o| same(o)).count();
     let timed_out = runs.iter().all(|o| o.status == Status::TimedOut);
     if hits == 0 && (timed_out || !explicit) {
@@ -708,6 +771,7 @@ fn baseline(
         signature: sig,
         duration,
         peak_rss,
+        stderr,
         attempts,
         ratio,
     }))

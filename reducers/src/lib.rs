@@ -6,6 +6,7 @@
 
 pub mod crash;
 pub mod edit;
+pub mod minified;
 pub mod pass;
 pub mod passes;
 pub mod prepare;

@@ -1,0 +1,397 @@
+//! The minifier stage: PyTorch's own minifier, run before scrub's passes on a repro that
+//! fails inside `torch.compile`.
+//!
+//! The minifier works on the compiled FX graph, so it reaches a one-op core in tens of
+//! queries where scrub's script-level passes need hundreds of compiles; but it writes that
+//! core as generated code that reads its inputs from a checkpoint folder. The stage runs the
+//! original under `TORCHDYNAMO_REPRO_AFTER`/`TORCHDYNAMO_REPRO_LEVEL` so that it dumps
+//! `minifier_launcher.py`, runs the launcher, and turns its `repro.py` into a plain script
+//! (`scrub_reducers::minified`). The caller keeps that script only if it fails the same way,
+//! and reduces it with scrub's passes; everything the minifier writes stays in the run
+//! directory.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use scrub_reducers::minified::{Check, plain};
+use scrub_reducers::{PythonVersion, Script};
+use serde::Serialize;
+
+use crate::exception::final_exception;
+use crate::oracle::Signature;
+use crate::process::{RunSpec, run_in};
+
+/// `--minifier`: whether to run PyTorch's minifier first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Never: scrub's passes alone.
+    Never,
+    /// When the original fails inside `torch.compile` (a dynamo backend or inductor
+    /// exception, a signal in a compiled script, a mismatch of a compiled result).
+    Auto,
+    /// Whenever the script calls `torch.compile`.
+    Always,
+}
+
+/// The exception classes raised when a compiler backend fails, after dynamo has traced.
+const BACKEND_FAILURES: &[&str] = &[
+    "BackendCompilerFailed",
+    "InductorError",
+    "CppCompileError",
+    "LoweringException",
+    "CompilationError",
+];
+
+/// How to run the minifier on a repro.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// `TORCHDYNAMO_REPRO_AFTER`: `aot` (inductor's graph) or `dynamo` (the backend's input).
+    pub after: &'static str,
+    /// `TORCHDYNAMO_REPRO_LEVEL`: 2 exceptions, 3 crashes (in a subprocess), 4 accuracy.
+    pub level: u8,
+    /// For an accuracy repro: how the plain script checks the compiled result.
+    pub check: Option<Check>,
+}
+
+/// What one stage of a reduction did, for `run.log`, `--json` and `scrub issue`'s report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stage {
+    pub name: &'static str,
+    /// The minifier's own queries (each a compile), when it said.
+    pub queries: Option<usize>,
+    /// Processes run for the stage.
+    pub runs: usize,
+    pub seconds: f64,
+    /// What came of it: `used` or why its result was not used.
+    pub outcome: String,
+}
+
+/// The plan for `text`, which fails as `sig` says with `stderr`, or why the minifier is not
+/// run.
+pub fn plan(mode: Mode, text: &str, sig: &Signature, stderr: &str) -> Result<Plan, String> {
+    if mode == Mode::Never {
+        return Err("--minifier never".into());
+    }
+    if !(text.contains("torch.compile") || text.contains("_dynamo.optimize")) {
+        return Err("the script does not call torch.compile".into());
+    }
+    let named_backend = text.contains("backend=") && !text.contains("inductor");
+    let after = if named_backend { "dynamo" } else { "aot" };
+    match sig {
+        Signature::Signal(_) => Ok(Plan {
+            after,
+            level: 3,
+            check: None,
+        }),
+        Signature::Exception { class, substring } if is_mismatch(class, substring.as_deref()) => {
+            Ok(Plan {
+                after,
+                level: 4,
+                check: Some(match substring {
+                    Some(s) if !text.contains("assert_close") => Check::AssertAllclose(s.clone()),
+                    _ => Check::AssertClose,
+                }),
+            })
+        }
+        Signature::Exception { class, .. } => {
+            let last = class.rsplit('.').next().unwrap_or(class);
+            if BACKEND_FAILURES.contains(&last)
+                || raised_in_compiled_code(stderr)
+                || mode == Mode::Always
+            {
+                Ok(Plan {
+                    after,
+                    level: 2,
+                    check: None,
+                })
+            } else {
+                Err(format!(
+                    "{class} is not a compiler backend failure: the minifier has no graph to work on"
+                ))
+            }
+        }
+        Signature::Exit(_) => Err("an exit status is no failure the minifier reproduces".into()),
+    }
+}
+
+/// Whether the traceback's innermost frames are inductor's compiled code (its generated
+/// module, or the wrapper that calls it): a kernel that fails at run time.
+fn raised_in_compiled_code(stderr: &str) -> bool {
+    let frames: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.trim_start().starts_with("File \""))
+        .collect();
+    frames
+        .iter()
+        .rev()
+        .take(2)
+        .any(|f| f.contains("torchinductor_") || f.contains("/_inductor/output_code.py"))
+}
+
+/// Whether a failure is a compiled result that does not match its reference.
+fn is_mismatch(class: &str, substring: Option<&str>) -> bool {
+    let last = class.rsplit('.').next().unwrap_or(class);
+    last == "AccuracyError"
+        || (last == "AssertionError"
+            && substring.is_none_or(|s| {
+                let s = s.to_lowercase();
+                ["not close", "mismatch", "differ", "match"]
+                    .iter()
+                    .any(|w| s.contains(w))
+            }))
+}
+
+/// The longest the launcher may search.
+const MINIFY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Runs the minifier as `plan` says on `text` under `python`, in `dir` (created), and returns
+/// the plain script it leads to (or `None`) with what the stage did. `base` is how long the
+/// original takes.
+pub fn run(
+    plan: &Plan,
+    text: &str,
+    python: &Path,
+    version: PythonVersion,
+    dir: &Path,
+    base: Duration,
+) -> Result<(Option<String>, Stage)> {
+    let start = Instant::now();
+    let mut stage = Stage {
+        name: "minifier",
+        queries: None,
+        runs: 0,
+        seconds: 0.0,
+        outcome: String::new(),
+    };
+    let plain_text = search(plan, text, python, version, dir, base, &mut stage);
+    stage.seconds = (start.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    match plain_text {
+        Ok(plain_text) => {
+            stage.outcome = "used".into();
+            Ok((Some(plain_text), stage))
+        }
+        Err(Why::Interrupted(e)) => Err(e),
+        Err(Why::Not(why)) => {
+            stage.outcome = why;
+            Ok((None, stage))
+        }
+    }
+}
+
+enum Why {
+    Not(String),
+    Interrupted(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Why {
+    fn from(e: anyhow::Error) -> Why {
+        if e.is::<crate::process::Interrupted>() {
+            Why::Interrupted(e)
+        } else {
+            Why::Not(format!("{e:#}"))
+        }
+    }
+}
+
+fn search(
+    plan: &Plan,
+    text: &str,
+    python: &Path,
+    version: PythonVersion,
+    dir: &Path,
+    base: Duration,
+    stage: &mut Stage,
+) -> Result<String, Why> {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).map_err(anyhow::Error::from)?;
+    std::fs::write(work.join("repro.py"), text).map_err(anyhow::Error::from)?;
+    let debug = dir.join("debug");
+    let cache = dir.join("inductor-cache");
+    let env = vec![
+        (
+            "TORCHDYNAMO_REPRO_AFTER".to_string(),
+            plan.after.to_string(),
+        ),
+        (
+            "TORCHDYNAMO_REPRO_LEVEL".to_string(),
+            plan.level.to_string(),
+        ),
+        ("TORCH_COMPILE_DEBUG_DIR".to_string(), path_text(&debug)),
+        ("TORCHINDUCTOR_CACHE_DIR".to_string(), path_text(&cache)),
+    ];
+    let spec = RunSpec {
+        python,
+        timeout: (base * 10).max(Duration::from_secs(120)),
+        env: &env,
+        max_memory: None,
+    };
+    stage.runs += 1;
+    let dump = run_in(&work, "dump", &["repro.py"], &spec)?;
+    let Some(launcher) = find(&debug, "minifier_launcher.py") else {
+        return Err(Why::Not(format!(
+            "the minifier dumped nothing ({})",
+            crate::oracle::describe(&dump)
+        )));
+    };
+    // The launcher sets its own inductor cache (under /tmp); it gets the stage's.
+    let source = std::fs::read_to_string(&launcher).map_err(anyhow::Error::from)?;
+    let source = own_cache(&source, &cache);
+    std::fs::write(&launcher, source).map_err(anyhow::Error::from)?;
+    let folder = launcher.parent().unwrap_or(dir).to_path_buf();
+    let spec = RunSpec {
+        timeout: MINIFY_TIMEOUT,
+        env: &env[2..],
+        ..spec
+    };
+    stage.runs += 1;
+    let minify = run_in(&folder, "minify", &["minifier_launcher.py"], &spec)?;
+    stage.queries = queries(&minify.stderr).or_else(|| queries(&minify.stdout));
+    let repro = std::fs::read_to_string(folder.join("repro.py")).map_err(|_| {
+        let how = match final_exception(&minify.stderr) {
+            Some(e) => e.header,
+            None => crate::oracle::describe(&minify),
+        };
+        Why::Not(format!("the minifier wrote no repro.py ({how})"))
+    })?;
+    let script = Script::parse(repro, version)
+        .ok_or_else(|| Why::Not("the minifier's repro.py does not parse".into()))?;
+    plain(&script, plan.check.as_ref())
+        .ok_or_else(|| Why::Not("the minifier's repro.py is not in a shape scrub knows".into()))
+}
+
+/// `source` with every `os.environ['TORCHINDUCTOR_CACHE_DIR'] = …` pointing at `cache`.
+fn own_cache(source: &str, cache: &Path) -> String {
+    source
+        .lines()
+        .map(|line| {
+            if line.starts_with("os.environ['TORCHINDUCTOR_CACHE_DIR']") {
+                format!(
+                    "os.environ['TORCHINDUCTOR_CACHE_DIR'] = {:?}",
+                    path_text(cache)
+                )
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// "Made 28 queries", as the minifier ends its search.
+fn queries(output: &str) -> Option<usize> {
+    output.lines().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix("Made ")?
+            .strip_suffix(" queries")?
+            .parse()
+            .ok()
+    })
+}
+
+/// The newest file called `name` under `dir`.
+fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == name) {
+                let modified = entry.metadata().and_then(|m| m.modified()).ok()?;
+                found.push((modified, path));
+            }
+        }
+    }
+    found.into_iter().max().map(|(_, path)| path)
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(s: &str) -> Signature {
+        Signature::parse(s).unwrap()
+    }
+
+    const COMPILED: &str = "import torch\nf = torch.compile(lambda x: x.relu())\n";
+
+    #[test]
+    fn a_backend_failure_in_a_compiled_script_is_minified_as_an_exception() {
+        let plan = plan(
+            Mode::Auto,
+            COMPILED,
+            &sig("InductorError: CppCompileError"),
+            "",
+        )
+        .unwrap();
+        assert_eq!((plan.after, plan.level), ("aot", 2));
+    }
+
+    #[test]
+    fn a_crash_and_a_mismatch_get_their_own_levels() {
+        assert_eq!(
+            plan(Mode::Auto, COMPILED, &sig("signal:SIGABRT"), "")
+                .unwrap()
+                .level,
+            3
+        );
+        let mismatch = plan(
+            Mode::Auto,
+            COMPILED,
+            &sig("AssertionError: compiled output differs from eager"),
+            "",
+        )
+        .unwrap();
+        assert_eq!(mismatch.level, 4);
+        assert_eq!(
+            mismatch.check,
+            Some(Check::AssertAllclose(
+                "compiled output differs from eager".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_tracing_failure_or_an_uncompiled_script_is_left_to_the_passes() {
+        let traced = sig("torch._dynamo.exc.Unsupported: Data-dependent branching");
+        assert!(plan(Mode::Auto, COMPILED, &traced, "").is_err());
+        assert!(plan(Mode::Always, COMPILED, &traced, "").is_ok());
+        let plain_script = "import torch\ntorch.ones(2).foo()\n";
+        assert!(plan(Mode::Always, plain_script, &sig("AttributeError"), "").is_err());
+        assert!(plan(Mode::Never, COMPILED, &sig("signal:SIGABRT"), "").is_err());
+    }
+
+    #[test]
+    fn an_error_raised_by_a_compiled_kernel_is_minified() {
+        let stderr = "Traceback (most recent call last):\n  File \"/tmp/x/repro.py\", line 6, in <module>\n    out = f(x)\n  File \"/venv/torch/_inductor/output_code.py\", line 830, in __call__\n    return self.current_callable(inputs)\n  File \"/tmp/torchinductor_root/yl/cylb5.py\", line 81, in call\n    cpp_fused_mul_relu_0(arg0_1, buf0)\nRuntimeError: unhandled error\n";
+        let kernel = sig("RuntimeError: unhandled error");
+        assert_eq!(
+            plan(Mode::Auto, COMPILED, &kernel, stderr).unwrap().level,
+            2
+        );
+        assert!(plan(Mode::Auto, COMPILED, &kernel, "").is_err());
+    }
+
+    #[test]
+    fn the_launcher_gets_the_stages_own_inductor_cache() {
+        let source = "import os\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = '/tmp/torchinductor_root'\nimport torch";
+        let out = own_cache(source, Path::new("/run/minifier/inductor-cache"));
+        assert!(out.contains("= \"/run/minifier/inductor-cache\""), "{out}");
+        assert!(!out.contains("/tmp/torchinductor_root"));
+    }
+
+    #[test]
+    fn the_number_of_queries_is_read_from_the_end_of_the_search() {
+        assert_eq!(
+            queries("Strategy: Truncate suffix\n\nMade 28 queries\n"),
+            Some(28)
+        );
+        assert_eq!(queries("no search\n"), None);
+    }
+}
