@@ -203,6 +203,8 @@ fn search(
     base: Duration,
     stage: &mut Stage,
 ) -> Result<String, Why> {
+    // The runs' working directories differ from ours: every path they are given is absolute.
+    let dir = &std::path::absolute(dir).map_err(anyhow::Error::from)?;
     let work = dir.join("work");
     std::fs::create_dir_all(&work).map_err(anyhow::Error::from)?;
     std::fs::write(work.join("repro.py"), text).map_err(anyhow::Error::from)?;
