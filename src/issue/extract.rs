@@ -147,6 +147,9 @@ pub fn classify(lang: &str, text: &str) -> Vec<(Kind, String)> {
     if is_environment(text) {
         return vec![(Kind::Environment, text.to_string())];
     }
+    if super::evidence::is_jupyter_traceback(text) {
+        return vec![(Kind::Traceback, text.to_string())];
+    }
     if let Some(code) = repl_code(text) {
         let mut out = vec![(Kind::Code, code)];
         if let Some(at) = text.find(TRACEBACK) {
@@ -159,7 +162,11 @@ pub fn classify(lang: &str, text: &str) -> Vec<(Kind, String)> {
         "bash" | "sh" | "shell" | "console" | "shell-session" | "zsh" | "sh-session" | "cmd"
     );
     if shell_lang || looks_like_shell(text) {
-        return vec![(Kind::Shell, text.to_string())];
+        let mut out = vec![(Kind::Shell, text.to_string())];
+        if let Some(code) = python_c(text) {
+            out.push((Kind::Code, code));
+        }
+        return out;
     }
     if let Some(at) = text.find(TRACEBACK) {
         let before = &text[..at];
@@ -173,7 +180,10 @@ pub fn classify(lang: &str, text: &str) -> Vec<(Kind, String)> {
     if final_exception(text).is_some() && text.contains("File \"") {
         return vec![(Kind::Traceback, text.to_string())];
     }
-    let code_lang = matches!(lang, "python" | "py" | "python3" | "" | "ipython" | "pycon");
+    let code_lang = matches!(
+        lang,
+        "python" | "py" | "python3" | "py3" | "" | "ipython" | "pycon"
+    );
     if code_lang && parses(text) && has_effect(text) {
         return vec![(Kind::Code, text.to_string())];
     }
@@ -192,8 +202,15 @@ fn is_environment(text: &str) -> bool {
     marks.iter().filter(|m| text.contains(*m)).count() >= 2
 }
 
-/// The code typed at `>>> ` / `... ` prompts, when the block is a REPL session.
+/// The code typed at `>>> ` / `... ` prompts, when the block is a REPL session (a debugger
+/// session that starts Python, `(gdb) run` then `>>> …`, is instructions, not a repro).
 fn repl_code(text: &str) -> Option<String> {
+    if ["(gdb)", "(lldb)", "(Pdb)", "$ gdb"]
+        .iter()
+        .any(|d| text.contains(d))
+    {
+        return None;
+    }
     let prompts = text
         .lines()
         .filter(|l| l.starts_with(">>> ") || l.trim_end() == ">>>")
@@ -213,6 +230,52 @@ fn repl_code(text: &str) -> Option<String> {
     Some(code)
 }
 
+/// The code of a `python -c '…'` command in a shell transcript: the first one whose output
+/// (the lines up to the next command) reports a crash or an error, else the first one.
+fn python_c(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found: Vec<(String, bool)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(at) = line.find("python") else {
+            continue;
+        };
+        let rest = line[at..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '.');
+        let Some(arg) = rest.trim_start().strip_prefix("-c") else {
+            continue;
+        };
+        let arg = arg.trim();
+        let Some(q) = arg.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            continue;
+        };
+        let Some(end) = arg[1..].rfind(q) else {
+            continue;
+        };
+        let code = arg[1..=end].replace("; ", "\n").replace(';', "\n");
+        let output = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.contains("$ ") && !l.trim_start().starts_with("python"))
+            .any(|l| {
+                let l = l.to_ascii_lowercase();
+                [
+                    "fault",
+                    "error",
+                    "abort",
+                    "exception",
+                    "core dumped",
+                    "traceback",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
+            });
+        found.push((format!("{code}\n"), output));
+    }
+    let pick = found
+        .iter()
+        .find(|(_, failed)| *failed)
+        .or_else(|| found.first())?;
+    parses(&pick.0).then(|| pick.0.clone())
+}
+
 /// A transcript: most non-blank lines are prompts or commands.
 fn looks_like_shell(text: &str) -> bool {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -223,7 +286,16 @@ fn looks_like_shell(text: &str) -> bool {
         .iter()
         .filter(|l| {
             let l = l.trim_start();
-            l.starts_with("$ ")
+            // `(venv) $ cmd`, `user@host:~$ cmd`: a prompt before the command.
+            let unprefixed = match l.strip_prefix('(').and_then(|r| r.split_once(") ")) {
+                Some((_, rest)) => rest,
+                None => l,
+            };
+            let prompt = unprefixed
+                .split_once(' ')
+                .is_some_and(|(first, _)| first.ends_with('$'));
+            prompt
+                || l.starts_with("$ ")
                 || l.starts_with("pip install")
                 || l.starts_with("conda ")
                 || l.starts_with("torchrun ")
@@ -242,11 +314,23 @@ pub fn parses(text: &str) -> bool {
     Script::parse(text, PythonVersion::latest()).is_some()
 }
 
-/// Whether the code does something (a call, a raise, an assert), not just names a value.
+/// Whether the code does something (a call, a raise, an assert, an import: importing runs
+/// the module), not just names a value.
 fn has_effect(text: &str) -> bool {
     let Some(script) = Script::parse(text, PythonVersion::latest()) else {
         return false;
     };
+    if script
+        .body()
+        .iter()
+        .any(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
+        && script
+            .body()
+            .iter()
+            .all(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
+    {
+        return true;
+    }
     let calls = scrub_reducers::python::all_exprs(script.body())
         .into_iter()
         .any(|e| matches!(e, Expr::Call(_)));

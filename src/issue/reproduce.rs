@@ -46,6 +46,8 @@ pub struct Reproduction {
     pub signature: Option<String>,
     /// The end of the first run's stderr.
     pub stderr_tail: String,
+    /// The end of the first run's stdout.
+    pub stdout_tail: String,
 }
 
 /// Classifies `outcome` against the issue's signature.
@@ -55,6 +57,14 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
         Status::TimedOut => v(
             "timeout",
             format!("timed out after {:.0} s", outcome.duration.as_secs_f64()),
+        ),
+        // The issue names no error: any failure is the one it reports.
+        Status::Signaled(sig) if expected.is_none() => {
+            v("error", format!("killed by {}", signal_name(sig)))
+        }
+        Status::Exited(code) if code > 128 && expected.is_none() => v(
+            "error",
+            format!("exit status {code} ({})", signal_name(code - 128)),
         ),
         Status::Signaled(sig) => {
             if expected == Some(&Signature::Signal(sig)) {
@@ -159,6 +169,7 @@ pub fn reproduce(
         _ => None,
     };
     let tail: Vec<&str> = first.stderr.lines().rev().take(15).collect();
+    let out_tail: Vec<&str> = first.stdout.lines().rev().take(15).collect();
     Ok(Reproduction {
         seeded: verdicts.len() > 2,
         result: best.result,
@@ -175,6 +186,7 @@ pub fn reproduce(
             / 1000.0,
         signature,
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        stdout_tail: out_tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
     })
 }
 
