@@ -331,9 +331,17 @@ fn has_effect(text: &str) -> bool {
     {
         return true;
     }
-    let calls = scrub_reducers::python::all_exprs(script.body())
-        .into_iter()
-        .any(|e| matches!(e, Expr::Call(_)));
+    // Calls inside a function or a class body do nothing until called: a block that only
+    // defines things is a fragment.
+    let calls = script
+        .body()
+        .iter()
+        .filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+        .any(|s| {
+            scrub_reducers::python::all_exprs(std::slice::from_ref(s))
+                .into_iter()
+                .any(|e| matches!(e, Expr::Call(_)))
+        });
     let effect = calls
         || script
             .body()

@@ -214,6 +214,12 @@ fn categorize(
             format!("the repro needs {need}, which this machine does not have"),
         );
     }
+    if let Some(need) = gpus_named(issue, choice.is_none(), gpus) {
+        return (
+            Category::Hardware,
+            format!("the report is about {need}, more than this machine has"),
+        );
+    }
     if let Some(need) = hardware_named(issue, choice.is_none()) {
         return (
             Category::Hardware,
@@ -388,6 +394,34 @@ fn hardware_named(issue: &Issue, prose_too: bool) -> Option<&'static str> {
     }
     if has("multi") && has("node") || has("multinode") || has_pair("multiple", "nodes") {
         return Some("several nodes");
+    }
+    None
+}
+
+/// More GPUs than this machine has, named in the title (or, without a repro, the prose):
+/// "on 8 H100s", "4 GPUs", "2x A100".
+fn gpus_named(issue: &Issue, prose_too: bool, gpus: usize) -> Option<String> {
+    let mut text = issue.title.to_ascii_lowercase();
+    if prose_too {
+        text.push('\n');
+        text.push_str(&super::evidence::prose_of(&issue.body).to_ascii_lowercase());
+    }
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || ",;()".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let devices = [
+        "gpu", "gpus", "h100", "h100s", "a100", "a100s", "v100", "v100s", "h200", "h200s", "b200",
+        "b200s",
+    ];
+    for pair in words.windows(2) {
+        let count = pair[0].trim_end_matches('x');
+        let Ok(n) = count.parse::<usize>() else {
+            continue;
+        };
+        if devices.contains(&pair[1]) && n > 1 && n > gpus {
+            return Some(format!("{n} GPUs (\"{} {}\")", pair[0], pair[1]));
+        }
     }
     None
 }
