@@ -556,9 +556,14 @@ fn decide(
             .signature
             .clone()
             .unwrap_or_else(|| outcome.detail.clone());
+        let also = if sig == outcome.detail {
+            String::new()
+        } else {
+            format!(" (signature {sig})")
+        };
         report.notes.push(format!(
-            "the thread does not show the error; scrub observed {} ({})",
-            outcome.detail, sig
+            "the thread does not show the error; scrub observed {}{also}",
+            outcome.detail
         ));
         (
             Category::Actionable,

@@ -88,20 +88,22 @@ pub fn comment(
     };
     let mut out = String::new();
     if outcome.reproduces {
-        out.push_str(&format!("This issue still reproduces on {on}"));
+        let still = if thread_showed_error { "still " } else { "" };
+        out.push_str(&format!("This issue {still}reproduces on {on}"));
         if outcome.runs > 2 {
             out.push_str(&format!(" ({} runs)", outcome.ratio));
         }
         out.push_str(".\n");
         if !thread_showed_error {
+            let sig = outcome
+                .signature
+                .as_deref()
+                .filter(|s| *s != outcome.detail)
+                .map(|s| format!(" (signature `{s}`)"))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "\nThe issue shows no error message; running its repro here ends with `{}`{}.\n",
-                outcome.detail,
-                outcome
-                    .signature
-                    .as_deref()
-                    .map(|s| format!(" (`{s}`)"))
-                    .unwrap_or_default()
+                "\nThe issue shows no error message; running its repro here ends with `{}`{sig}.\n",
+                outcome.detail
             ));
         }
     } else {
