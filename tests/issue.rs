@@ -225,6 +225,7 @@ fn every_fixture_gets_its_category_and_repro_at_triage() {
         ("gpus_in_title", "hardware", None),
         ("closed_in_favor", "duplicate", Some("body")),
         ("feature_prose", "feature", None),
+        ("docstring_task", "better-engineering", None),
         // A debugger session a maintainer asks for is not a repro; nor is a fragment.
         ("gdb_instructions", "needs-reproduction", None),
         ("fragment_only", "needs-reproduction", None),

@@ -542,6 +542,11 @@ const FINE: &[&str] = &[
     "passes",
     "expected behavior",
     "expected behaviour",
+    // Issue-template text, not the reporter's words.
+    "error messages and stack traces",
+    "error messages and/or stack traces",
+    "stack traces are also helpful",
+    "please try to provide",
 ];
 
 /// A sentence of the title or of the body's prose (fenced blocks and headings left out) that
@@ -753,7 +758,7 @@ mod tests {
         assert_eq!(e.kind, What::Hang);
         let e = found("x", &format!("The model returns NaN on CPU.\n{SCRIPT}")).unwrap();
         assert_eq!(e.kind, What::Mismatch);
-        // Headings and sentences about what works are not evidence.
+        // Headings, sentences about what works and the issue template are not evidence.
         assert!(
             found(
                 "x",
@@ -761,5 +766,7 @@ mod tests {
             )
             .is_none()
         );
+        let template = "## Code example\n\nPlease try to provide a minimal example to repro the bug.\nError messages and stack traces are also helpful.\n";
+        assert!(found("x", &format!("{template}{SCRIPT}")).is_none());
     }
 }

@@ -195,6 +195,7 @@ fn categorize(
             &title,
             &["[be]", "better engineering", "[refactor]", "[cleanup]"],
         )
+        || (choice.is_none() && maintenance_task(issue))
     {
         return (
             Category::BetterEngineering,
@@ -424,6 +425,25 @@ fn gpus_named(issue: &Issue, prose_too: bool, gpus: usize) -> Option<String> {
         }
     }
     None
+}
+
+/// A cleanup task rather than a bug: docstring, typo, lint or annotation work, a refactor,
+/// or a documentation label on a title that asks to fix, improve or update something.
+fn maintenance_task(issue: &Issue) -> bool {
+    let title = issue.title.to_ascii_lowercase();
+    let chores = [
+        "docstring",
+        "typo",
+        "lint",
+        "type annotation",
+        "type hint",
+        "refactor",
+        "clean up",
+        "cleanup",
+    ];
+    let asks = ["fix ", "improve ", "update ", "add ", "remove "];
+    title_has(&title, &chores)
+        || (issue.has_label("module: docs") && asks.iter().any(|a| title.starts_with(a)))
 }
 
 /// The sentence with which a report without a repro asks for something new.
