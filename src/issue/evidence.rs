@@ -11,7 +11,7 @@
 //! strongest one, in that order, with the signature `reduce` can match when the form gives
 //! one: a traceback gives `SomeError: message`, an abort `signal:SIGABRT`, a floating point
 //! exception `signal:SIGFPE`. A sanitizer report, a comparison or a sentence gives none: the
-//! run decides.
+//! run decides (with no signature named, any failure of the repro is the reported one).
 
 use serde::Serialize;
 
@@ -234,8 +234,15 @@ const SANITIZERS: &[&str] = &[
     "ERROR: LeakSanitizer",
     "WARNING: ThreadSanitizer",
     "ERROR: MemorySanitizer",
-    "runtime error: ",
 ];
+
+/// An UndefinedBehaviorSanitizer line: `file.cpp:12:3: runtime error: …`.
+fn ubsan(line: &str) -> bool {
+    line.contains(": runtime error: ")
+        && [".cpp:", ".h:", ".cu:", ".c:", ".cc:"]
+            .iter()
+            .any(|ext| line.contains(ext))
+}
 
 /// An abort, a fatal signal or a sanitizer report in the posts' text (fenced or not): the
 /// chosen repro's post first, then the body, then the comments in order.
@@ -255,7 +262,7 @@ fn crash(issue: &Issue, choice: Option<&Choice>) -> Option<Evidence> {
     for (post, text) in posts {
         if let Some(line) = text
             .lines()
-            .find(|l| SANITIZERS.iter().any(|s| l.contains(s)))
+            .find(|l| ubsan(l) || SANITIZERS.iter().any(|s| l.contains(s)))
         {
             let line = line
                 .trim()
@@ -403,7 +410,8 @@ fn comment_start(line: &str) -> Option<usize> {
 
 /// A script whose point is a comparison of results: `assert torch.allclose(…)`,
 /// `torch.testing.assert_close(…)`, `np.testing.assert_allclose(…)`, or an `allclose` whose
-/// result decides a `raise`.
+/// result decides a `raise`. It gives no signature: the bug may stop the script before the
+/// comparison (a compile error), so the run decides what the failure is.
 fn comparison(code: &str) -> Option<Evidence> {
     let asserting = [
         "assert_close(",
@@ -421,16 +429,12 @@ fn comparison(code: &str) -> Option<Evidence> {
         .lines()
         .find(|l| asserting.iter().any(|a| l.contains(a)))
     {
-        let sig = Signature::Exception {
-            class: "AssertionError".into(),
-            substring: None,
-        };
         return Some(Evidence::new(
             Form::Comparison,
             What::Mismatch,
             "script".into(),
             line.trim(),
-            Some(sig),
+            None,
         ));
     }
     let checks = code.contains("allclose(") || code.contains("torch.equal(");
@@ -740,7 +744,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!((e.form, e.kind), (Form::Comparison, What::Mismatch));
-        assert_eq!(e.signature.as_deref(), Some("AssertionError"));
+        assert_eq!(e.signature, None, "the run decides");
     }
 
     #[test]
