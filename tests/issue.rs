@@ -484,6 +484,34 @@ fn a_crash_shown_in_a_transcript_reproduces_with_its_signal() {
     assert_eq!(report["outcome"]["signature"], "signal:SIGSEGV");
 }
 
+#[test]
+fn a_hang_the_issue_describes_is_reproduced_by_a_timeout() {
+    let sandbox = Sandbox::new();
+    let path = fixture("prose_hang");
+    let out = sandbox.run(
+        &path,
+        &[
+            "--from-json",
+            path.to_str().unwrap(),
+            "--timeout",
+            "2",
+            "--stop-after",
+            "reproduce",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["evidence"]["kind"], "hang");
+    assert_eq!(report["outcome"]["result"], "timeout");
+    assert_eq!(report["outcome"]["reproduces"], true, "{report}");
+    let comment = report["comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("This issue still reproduces"),
+        "{comment}"
+    );
+}
+
 /// The torch venv's python, or `None` (skipped) outside `scripts/test`.
 fn torch() -> Option<PathBuf> {
     common::torch_python()

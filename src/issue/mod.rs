@@ -455,6 +455,18 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
             ),
         }
     }
+    // A hang is what the issue reports: the run timing out reproduces it.
+    if outcome.result == "timeout"
+        && found
+            .as_ref()
+            .is_some_and(|e| e.kind == evidence::What::Hang)
+    {
+        outcome.reproduces = true;
+        report.notes.push(format!(
+            "the issue reports a hang and the repro {}: that reproduces it (a hang has no signature to minimize with)",
+            outcome.detail
+        ));
+    }
     report.hint = hint::stale_xfail(issue, &repro, &outcome);
     report.versions = Some(versions);
     report.outcome = Some(outcome.clone());
