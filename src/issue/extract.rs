@@ -14,7 +14,6 @@ use serde::Serialize;
 
 use super::fetch::Issue;
 use crate::exception::final_exception;
-use crate::oracle::{Signature, stable_part};
 
 /// What a fenced block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -803,47 +802,6 @@ pub fn screenshot_only(issue: &Issue, blocks: &[Block]) -> bool {
             .any(|b| matches!(b.kind, Kind::Code | Kind::Traceback))
 }
 
-/// The failure to match, from the issue's traceback: the one in the chosen repro's post when
-/// there is one, else the body's, else the last one posted. A shell transcript or log that
-/// reports a segfault or an abort gives a signal.
-pub fn expected_signature(blocks: &[Block], chosen: Option<&Choice>) -> Option<Signature> {
-    let post = chosen.map(|c| c.source);
-    let tracebacks: Vec<&Block> = blocks
-        .iter()
-        .filter(|b| b.kind == Kind::Traceback && !is_disclaimed(&b.lead))
-        .collect();
-    let pick = tracebacks
-        .iter()
-        .rev()
-        .find(|b| Some(b.post) == post)
-        .or_else(|| tracebacks.iter().rev().find(|b| b.post == Post::Body))
-        .or_else(|| tracebacks.last());
-    if let Some(tb) = pick
-        && let Some(exc) = final_exception(&tb.text)
-    {
-        // A short message without volatile parts (`KeyError: 'c'`) is kept whole.
-        let first = exc.message.lines().next().unwrap_or("").trim();
-        let whole = (!first.is_empty() && !first.contains(|c: char| c.is_ascii_digit()))
-            .then(|| first.to_string());
-        return Some(Signature::Exception {
-            class: exc.class,
-            substring: stable_part(&exc.message).or(whole),
-        });
-    }
-    for b in blocks
-        .iter()
-        .filter(|b| matches!(b.kind, Kind::Shell | Kind::Log))
-    {
-        if b.text.contains("Segmentation fault") || b.text.contains("SIGSEGV") {
-            return Some(Signature::Signal(libc::SIGSEGV));
-        }
-        if b.text.contains("Aborted (core dumped)") || b.text.contains("SIGABRT") {
-            return Some(Signature::Signal(libc::SIGABRT));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1039,7 +997,10 @@ mod tests {
         let blocks = extract(&i);
         let c = choose(&blocks, "op");
         assert_eq!(
-            expected_signature(&blocks, c.as_ref()).unwrap().to_string(),
+            super::super::evidence::find(&i, &blocks, c.as_ref())
+                .unwrap()
+                .signature
+                .unwrap(),
             "ValueError: math domain error"
         );
     }
