@@ -207,6 +207,32 @@ fn every_fixture_gets_its_category_and_repro_at_triage() {
         ("old_underspecified", "needs-reproduction", None),
         ("multi_gpu", "hardware", Some("body")),
         ("stale_xfail", "actionable", Some("body")),
+        // Evidence in every form makes a repro actionable.
+        ("jupyter_traceback", "actionable", Some("body")),
+        ("cpp_abort", "actionable", Some("body")),
+        ("fpe_crash", "actionable", Some("body")),
+        ("sanitizer_report", "actionable", Some("body")),
+        ("marked_in_script", "actionable", Some("body")),
+        ("allclose_mismatch", "actionable", Some("body")),
+        ("prose_compile_failure", "actionable", Some("body")),
+        ("prose_hang", "actionable", Some("body")),
+        ("python_c_transcript", "actionable", Some("body")),
+        // Trackers, hardware, duplicates and requests from the text.
+        ("umbrella_tracker", "tracker", None),
+        ("linked_issues_tracker", "tracker", None),
+        ("mps_prose", "hardware", None),
+        ("xla_title", "hardware", None),
+        ("gpus_in_title", "hardware", None),
+        ("closed_in_favor", "duplicate", Some("body")),
+        ("feature_prose", "feature", None),
+        ("docstring_task", "better-engineering", None),
+        // A debugger session a maintainer asks for is not a repro; nor is a fragment.
+        ("gdb_instructions", "needs-reproduction", None),
+        ("fragment_only", "needs-reproduction", None),
+        ("null_fields", "needs-reproduction", None),
+        // No failure the thread shows: at triage, nothing runs, so nothing is decided.
+        ("silent_failure", "needs-reproduction", Some("body")),
+        ("silent_success", "needs-reproduction", Some("body")),
     ];
     for (name, category, source) in cases {
         let out = sandbox.run(
@@ -240,6 +266,331 @@ fn every_fixture_gets_its_category_and_repro_at_triage() {
         !sandbox.root().join("scrub-41017").exists(),
         "triage writes no run directory"
     );
+}
+
+/// `scrub issue FIXTURE --stop-after triage --json`.
+fn triage_report(sandbox: &Sandbox, name: &str) -> Value {
+    let path = fixture(name);
+    let out = sandbox.run(
+        &path,
+        &[
+            "--from-json",
+            path.to_str().unwrap(),
+            "--stop-after",
+            "triage",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+    json_of(&out)
+}
+
+#[test]
+fn every_form_of_evidence_is_read_with_the_signature_it_gives() {
+    let sandbox = Sandbox::new();
+    let cases = [
+        (
+            "jupyter_traceback",
+            "jupyter",
+            "exception",
+            Some("RuntimeError: stack expects each tensor to be equal size, but got"),
+        ),
+        ("cpp_abort", "abort", "signal", Some("signal:SIGABRT")),
+        ("fpe_crash", "fatal-signal", "signal", Some("signal:SIGFPE")),
+        ("sanitizer_report", "sanitizer", "sanitizer", None),
+        (
+            "marked_in_script",
+            "marked-in-script",
+            "exception",
+            Some("json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes"),
+        ),
+        ("allclose_mismatch", "comparison", "mismatch", None),
+        ("prose_compile_failure", "prose", "described", None),
+        ("prose_hang", "prose", "hang", None),
+        (
+            "python_c_transcript",
+            "fatal-signal",
+            "signal",
+            Some("signal:SIGSEGV"),
+        ),
+    ];
+    for (name, form, kind, signature) in cases {
+        let report = triage_report(&sandbox, name);
+        let evidence = &report["evidence"];
+        assert_eq!(evidence["form"], form, "{name}: {evidence}");
+        assert_eq!(evidence["kind"], kind, "{name}: {evidence}");
+        assert_eq!(report["expected_signature"].as_str(), signature, "{name}");
+        assert!(
+            report["reason"].as_str().unwrap().contains("the failure:"),
+            "{name}: {}",
+            report["reason"]
+        );
+    }
+    let report = triage_report(&sandbox, "cpp_abort");
+    assert!(
+        report["evidence"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("what():  invalid device pointer"),
+        "{report}"
+    );
+    let report = triage_report(&sandbox, "closed_in_favor");
+    assert_eq!(report["duplicate_of"], 41500);
+    assert!(
+        report["planned_commands"].as_array().unwrap().is_empty(),
+        "a closed duplicate is not touched"
+    );
+    let report = triage_report(&sandbox, "python_c_transcript");
+    let kinds: Vec<&str> = report["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["shell", "code"], "the python -c code is the repro");
+}
+
+#[test]
+fn null_and_missing_fields_are_tolerated_and_a_truncated_file_is_refused() {
+    let sandbox = Sandbox::new();
+    let report = triage_report(&sandbox, "null_fields");
+    assert_eq!(report["category"], "needs-reproduction");
+    assert_eq!(
+        report["labels_to_add"],
+        serde_json::json!(["needs reproduction"])
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("null_fields")).unwrap();
+    let truncated = dir.path().join("truncated.json");
+    std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
+    let out = sandbox.run(
+        &truncated,
+        &["--from-json", truncated.to_str().unwrap(), "--json"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("scrub: ") && err.contains("is not the JSON of an issue"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(listing(&sandbox.root()).is_empty(), "nothing is written");
+    assert!(sandbox.calls().is_empty());
+}
+
+#[test]
+fn a_script_that_fails_although_the_thread_shows_no_error_is_actionable_with_what_was_observed() {
+    let sandbox = Sandbox::new();
+    let path = fixture("silent_failure");
+    let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "actionable", "{report}");
+    assert_eq!(report["expected_signature"], Value::Null);
+    assert_eq!(report["outcome"]["result"], "error");
+    let observed = report["outcome"]["signature"].as_str().unwrap();
+    assert!(
+        observed.starts_with("TypeError: '<' not supported between instances of"),
+        "{observed}"
+    );
+    assert!(
+        report["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("the thread does not show the error; scrub observed TypeError")),
+        "{report}"
+    );
+    let minimized = std::fs::read_to_string(sandbox.root().join("repro_41720.py")).unwrap();
+    assert!(minimized.contains(".sort("), "{minimized}");
+    let comment = report["comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("This issue reproduces on Python 3."),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("The issue shows no error message"),
+        "{comment}"
+    );
+    assert!(comment.contains(&minimized), "{comment}");
+    assert!(report["labels_to_add"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_script_that_exits_0_without_an_error_in_the_thread_needs_reproduction_with_the_run_in_the_comment()
+ {
+    let sandbox = Sandbox::new();
+    let path = fixture("silent_success");
+    let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "needs-reproduction", "{report}");
+    assert_eq!(report["outcome"]["result"], "no-error");
+    assert_eq!(
+        report["labels_to_add"],
+        serde_json::json!(["needs reproduction"])
+    );
+    assert!(report["minimized"].is_null() && report["bisect"].is_null());
+    let comment = report["comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with(
+            "The repro in this issue runs to completion here without an error on Python 3."
+        ),
+        "{comment}"
+    );
+    assert!(comment.contains("[0, 2, 2, 4]"), "the output: {comment}");
+    assert!(
+        comment.contains("python repro.py"),
+        "what was run: {comment}"
+    );
+    let planned: Vec<String> = report["planned_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let argv: Vec<String> = serde_json::from_value(c.clone()).unwrap();
+            name_call(&argv[1..])
+        })
+        .collect();
+    assert_eq!(
+        planned,
+        [
+            "graphql query",
+            "issue edit --add-label needs reproduction",
+            "issue comment --body-file",
+            "graphql mutation state=<saved state>",
+        ],
+        "commented and labelled, never closed"
+    );
+}
+
+#[test]
+fn a_crash_shown_in_a_transcript_reproduces_with_its_signal() {
+    let sandbox = Sandbox::new();
+    let path = fixture("python_c_transcript");
+    let out = sandbox.run(
+        &path,
+        &[
+            "--from-json",
+            path.to_str().unwrap(),
+            "--stop-after",
+            "reproduce",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["outcome"]["result"], "same-error", "{report}");
+    assert_eq!(report["outcome"]["signature"], "signal:SIGSEGV");
+}
+
+#[test]
+fn a_hang_the_issue_describes_is_reproduced_by_a_timeout() {
+    let sandbox = Sandbox::new();
+    let path = fixture("prose_hang");
+    let out = sandbox.run(
+        &path,
+        &[
+            "--from-json",
+            path.to_str().unwrap(),
+            "--timeout",
+            "2",
+            "--stop-after",
+            "reproduce",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["evidence"]["kind"], "hang");
+    assert_eq!(report["outcome"]["result"], "timeout");
+    assert_eq!(report["outcome"]["reproduces"], true, "{report}");
+    let comment = report["comment"].as_str().unwrap();
+    assert!(
+        comment.starts_with("This issue still reproduces"),
+        "{comment}"
+    );
+}
+
+/// The torch venv's python, or `None` (skipped) outside `scripts/test`.
+fn torch() -> Option<PathBuf> {
+    common::torch_python()
+}
+
+#[test]
+fn with_torch_a_failing_script_without_an_error_shown_is_actionable_and_minimized() {
+    let Some(python) = torch() else { return };
+    let sandbox = Sandbox::new();
+    let path = fixture("torch_silent_failure");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(600),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "actionable", "{report}");
+    assert_eq!(report["outcome"]["result"], "error");
+    let observed = report["outcome"]["signature"].as_str().unwrap();
+    assert!(
+        observed.starts_with("RuntimeError: view size is not compatible"),
+        "{observed}"
+    );
+    assert!(
+        report["versions"]["torch"]
+            .as_str()
+            .unwrap()
+            .starts_with("2.")
+    );
+    let minimized = &report["minimized"];
+    assert!(minimized["changed"].as_bool().unwrap(), "{minimized}");
+    assert!(
+        minimized["final_lines"].as_u64().unwrap() < minimized["original_lines"].as_u64().unwrap(),
+        "{minimized}"
+    );
+    let text = std::fs::read_to_string(sandbox.root().join("repro_41722.py")).unwrap();
+    assert!(text.contains(".view("), "{text}");
+    assert!(
+        report["comment"]
+            .as_str()
+            .unwrap()
+            .contains("The issue shows no error message")
+    );
+}
+
+#[test]
+fn with_torch_a_script_that_exits_0_needs_reproduction_with_the_run_in_the_comment() {
+    let Some(python) = torch() else { return };
+    let sandbox = Sandbox::new();
+    let path = fixture("torch_silent_success");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "needs-reproduction", "{report}");
+    assert_eq!(report["outcome"]["result"], "no-error");
+    let comment = report["comment"].as_str().unwrap();
+    assert!(comment.contains("on PyTorch 2."), "{comment}");
+    assert!(comment.contains("torch.Size([0])"), "the output: {comment}");
 }
 
 #[test]

@@ -14,7 +14,6 @@ use serde::Serialize;
 
 use super::fetch::Issue;
 use crate::exception::final_exception;
-use crate::oracle::{Signature, stable_part};
 
 /// What a fenced block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -147,6 +146,9 @@ pub fn classify(lang: &str, text: &str) -> Vec<(Kind, String)> {
     if is_environment(text) {
         return vec![(Kind::Environment, text.to_string())];
     }
+    if super::evidence::is_jupyter_traceback(text) {
+        return vec![(Kind::Traceback, text.to_string())];
+    }
     if let Some(code) = repl_code(text) {
         let mut out = vec![(Kind::Code, code)];
         if let Some(at) = text.find(TRACEBACK) {
@@ -159,7 +161,11 @@ pub fn classify(lang: &str, text: &str) -> Vec<(Kind, String)> {
         "bash" | "sh" | "shell" | "console" | "shell-session" | "zsh" | "sh-session" | "cmd"
     );
     if shell_lang || looks_like_shell(text) {
-        return vec![(Kind::Shell, text.to_string())];
+        let mut out = vec![(Kind::Shell, text.to_string())];
+        if let Some(code) = python_c(text) {
+            out.push((Kind::Code, code));
+        }
+        return out;
     }
     if let Some(at) = text.find(TRACEBACK) {
         let before = &text[..at];
@@ -173,7 +179,10 @@ pub fn classify(lang: &str, text: &str) -> Vec<(Kind, String)> {
     if final_exception(text).is_some() && text.contains("File \"") {
         return vec![(Kind::Traceback, text.to_string())];
     }
-    let code_lang = matches!(lang, "python" | "py" | "python3" | "" | "ipython" | "pycon");
+    let code_lang = matches!(
+        lang,
+        "python" | "py" | "python3" | "py3" | "" | "ipython" | "pycon"
+    );
     if code_lang && parses(text) && has_effect(text) {
         return vec![(Kind::Code, text.to_string())];
     }
@@ -192,8 +201,15 @@ fn is_environment(text: &str) -> bool {
     marks.iter().filter(|m| text.contains(*m)).count() >= 2
 }
 
-/// The code typed at `>>> ` / `... ` prompts, when the block is a REPL session.
+/// The code typed at `>>> ` / `... ` prompts, when the block is a REPL session (a debugger
+/// session that starts Python, `(gdb) run` then `>>> …`, is instructions, not a repro).
 fn repl_code(text: &str) -> Option<String> {
+    if ["(gdb)", "(lldb)", "(Pdb)", "$ gdb"]
+        .iter()
+        .any(|d| text.contains(d))
+    {
+        return None;
+    }
     let prompts = text
         .lines()
         .filter(|l| l.starts_with(">>> ") || l.trim_end() == ">>>")
@@ -213,6 +229,52 @@ fn repl_code(text: &str) -> Option<String> {
     Some(code)
 }
 
+/// The code of a `python -c '…'` command in a shell transcript: the first one whose output
+/// (the lines up to the next command) reports a crash or an error, else the first one.
+fn python_c(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found: Vec<(String, bool)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(at) = line.find("python") else {
+            continue;
+        };
+        let rest = line[at..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '.');
+        let Some(arg) = rest.trim_start().strip_prefix("-c") else {
+            continue;
+        };
+        let arg = arg.trim();
+        let Some(q) = arg.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            continue;
+        };
+        let Some(end) = arg[1..].rfind(q) else {
+            continue;
+        };
+        let code = arg[1..=end].replace("; ", "\n").replace(';', "\n");
+        let output = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.contains("$ ") && !l.trim_start().starts_with("python"))
+            .any(|l| {
+                let l = l.to_ascii_lowercase();
+                [
+                    "fault",
+                    "error",
+                    "abort",
+                    "exception",
+                    "core dumped",
+                    "traceback",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
+            });
+        found.push((format!("{code}\n"), output));
+    }
+    let pick = found
+        .iter()
+        .find(|(_, failed)| *failed)
+        .or_else(|| found.first())?;
+    parses(&pick.0).then(|| pick.0.clone())
+}
+
 /// A transcript: most non-blank lines are prompts or commands.
 fn looks_like_shell(text: &str) -> bool {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -223,7 +285,16 @@ fn looks_like_shell(text: &str) -> bool {
         .iter()
         .filter(|l| {
             let l = l.trim_start();
-            l.starts_with("$ ")
+            // `(venv) $ cmd`, `user@host:~$ cmd`: a prompt before the command.
+            let unprefixed = match l.strip_prefix('(').and_then(|r| r.split_once(") ")) {
+                Some((_, rest)) => rest,
+                None => l,
+            };
+            let prompt = unprefixed
+                .split_once(' ')
+                .is_some_and(|(first, _)| first.ends_with('$'));
+            prompt
+                || l.starts_with("$ ")
                 || l.starts_with("pip install")
                 || l.starts_with("conda ")
                 || l.starts_with("torchrun ")
@@ -242,14 +313,34 @@ pub fn parses(text: &str) -> bool {
     Script::parse(text, PythonVersion::latest()).is_some()
 }
 
-/// Whether the code does something (a call, a raise, an assert), not just names a value.
+/// Whether the code does something (a call, a raise, an assert, an import: importing runs
+/// the module), not just names a value.
 fn has_effect(text: &str) -> bool {
     let Some(script) = Script::parse(text, PythonVersion::latest()) else {
         return false;
     };
-    let calls = scrub_reducers::python::all_exprs(script.body())
-        .into_iter()
-        .any(|e| matches!(e, Expr::Call(_)));
+    if script
+        .body()
+        .iter()
+        .any(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
+        && script
+            .body()
+            .iter()
+            .all(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
+    {
+        return true;
+    }
+    // Calls inside a function or a class body do nothing until called: a block that only
+    // defines things is a fragment.
+    let calls = script
+        .body()
+        .iter()
+        .filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+        .any(|s| {
+            scrub_reducers::python::all_exprs(std::slice::from_ref(s))
+                .into_iter()
+                .any(|e| matches!(e, Expr::Call(_)))
+        });
     let effect = calls
         || script
             .body()
@@ -711,47 +802,6 @@ pub fn screenshot_only(issue: &Issue, blocks: &[Block]) -> bool {
             .any(|b| matches!(b.kind, Kind::Code | Kind::Traceback))
 }
 
-/// The failure to match, from the issue's traceback: the one in the chosen repro's post when
-/// there is one, else the body's, else the last one posted. A shell transcript or log that
-/// reports a segfault or an abort gives a signal.
-pub fn expected_signature(blocks: &[Block], chosen: Option<&Choice>) -> Option<Signature> {
-    let post = chosen.map(|c| c.source);
-    let tracebacks: Vec<&Block> = blocks
-        .iter()
-        .filter(|b| b.kind == Kind::Traceback && !is_disclaimed(&b.lead))
-        .collect();
-    let pick = tracebacks
-        .iter()
-        .rev()
-        .find(|b| Some(b.post) == post)
-        .or_else(|| tracebacks.iter().rev().find(|b| b.post == Post::Body))
-        .or_else(|| tracebacks.last());
-    if let Some(tb) = pick
-        && let Some(exc) = final_exception(&tb.text)
-    {
-        // A short message without volatile parts (`KeyError: 'c'`) is kept whole.
-        let first = exc.message.lines().next().unwrap_or("").trim();
-        let whole = (!first.is_empty() && !first.contains(|c: char| c.is_ascii_digit()))
-            .then(|| first.to_string());
-        return Some(Signature::Exception {
-            class: exc.class,
-            substring: stable_part(&exc.message).or(whole),
-        });
-    }
-    for b in blocks
-        .iter()
-        .filter(|b| matches!(b.kind, Kind::Shell | Kind::Log))
-    {
-        if b.text.contains("Segmentation fault") || b.text.contains("SIGSEGV") {
-            return Some(Signature::Signal(libc::SIGSEGV));
-        }
-        if b.text.contains("Aborted (core dumped)") || b.text.contains("SIGABRT") {
-            return Some(Signature::Signal(libc::SIGABRT));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -947,7 +997,10 @@ mod tests {
         let blocks = extract(&i);
         let c = choose(&blocks, "op");
         assert_eq!(
-            expected_signature(&blocks, c.as_ref()).unwrap().to_string(),
+            super::super::evidence::find(&i, &blocks, c.as_ref())
+                .unwrap()
+                .signature
+                .unwrap(),
             "ValueError: math domain error"
         );
     }

@@ -7,26 +7,46 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// `null` read as the type's default: exporters write `"body": null`, `"labels": null`…
+fn nullable<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// The login GitHub shows for a deleted account (`"author": null`).
+pub const GHOST: &str = "ghost";
 
 /// The fields `scrub issue` asks `gh issue view --json` for.
 pub const FIELDS: &str = "number,title,body,state,stateReason,labels,author,createdAt,updatedAt,comments,assignees,url,id";
 
-/// One issue. Unknown fields are ignored; every field but `number` may be missing.
+/// One issue. Unknown fields are ignored; every field but `number` may be missing or `null`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Issue {
+    #[serde(deserialize_with = "nullable")]
     pub number: u64,
+    #[serde(deserialize_with = "nullable")]
     pub title: String,
+    #[serde(deserialize_with = "nullable")]
     pub body: String,
     /// `OPEN` or `CLOSED`.
+    #[serde(deserialize_with = "nullable")]
     pub state: String,
     pub state_reason: Option<String>,
+    #[serde(deserialize_with = "nullable")]
     pub labels: Vec<Label>,
+    /// `None` for a deleted account (`ghost`).
     pub author: Option<Actor>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
+    #[serde(deserialize_with = "nullable")]
     pub comments: Vec<Comment>,
+    #[serde(deserialize_with = "nullable")]
     pub assignees: Vec<Actor>,
     pub url: Option<String>,
     /// The GraphQL node id (for the subscription calls).
@@ -39,6 +59,7 @@ pub struct Issue {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Label {
+    #[serde(deserialize_with = "nullable")]
     pub name: String,
 }
 
@@ -46,6 +67,7 @@ pub struct Label {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Actor {
+    #[serde(deserialize_with = "nullable")]
     pub login: String,
 }
 
@@ -54,6 +76,7 @@ pub struct Actor {
 #[serde(rename_all = "camelCase", default)]
 pub struct Comment {
     pub author: Option<Actor>,
+    #[serde(deserialize_with = "nullable")]
     pub body: String,
     pub created_at: Option<String>,
     /// `OWNER`, `MEMBER`, `COLLABORATOR`, `CONTRIBUTOR`, `NONE`…
@@ -61,9 +84,9 @@ pub struct Comment {
 }
 
 impl Issue {
-    /// The original poster's login ("" when unknown).
+    /// The original poster's login (`ghost` for a deleted or unknown account).
     pub fn author_login(&self) -> &str {
-        self.author.as_ref().map_or("", |a| a.login.as_str())
+        login(self.author.as_ref())
     }
 
     /// Whether the issue carries `name` (case-insensitive).
@@ -88,10 +111,17 @@ impl Issue {
 }
 
 impl Comment {
-    /// The commenter's login ("" when unknown).
+    /// The commenter's login (`ghost` for a deleted or unknown account).
     pub fn login(&self) -> &str {
-        self.author.as_ref().map_or("", |a| a.login.as_str())
+        login(self.author.as_ref())
     }
+}
+
+fn login(actor: Option<&Actor>) -> &str {
+    actor
+        .map(|a| a.login.as_str())
+        .filter(|l| !l.is_empty())
+        .unwrap_or(GHOST)
 }
 
 /// Parses the JSON of one issue, as `gh issue view --json` prints it.
@@ -236,7 +266,25 @@ mod tests {
         .unwrap();
         assert_eq!(issue.number, 7);
         assert!(issue.comments.is_empty());
-        assert_eq!(issue.author_login(), "");
+        assert_eq!(issue.author_login(), GHOST);
+    }
+
+    #[test]
+    fn nulls_are_read_as_missing_and_a_null_author_is_ghost() {
+        let issue = parse(
+            r#"{"number": 8, "title": null, "body": null, "author": null, "assignees": null,
+                "labels": null, "state": null, "stateReason": null,
+                "comments": [{"author": null, "body": null}, {"body": "hi"}]}"#,
+            "x",
+        )
+        .unwrap();
+        assert_eq!(issue.author_login(), GHOST);
+        assert_eq!((issue.body.as_str(), issue.title.as_str()), ("", ""));
+        assert!(issue.labels.is_empty() && issue.assignees.is_empty());
+        assert_eq!(issue.comments.len(), 2);
+        assert_eq!(issue.comments[0].login(), GHOST);
+        assert!(parse(r#"{"number": null}"#, "x").is_err());
+        assert!(parse(r#"{"number": 8, "body": "#, "x").is_err());
     }
 
     #[test]

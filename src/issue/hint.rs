@@ -47,6 +47,7 @@ mod tests {
             seconds: 0.1,
             signature: None,
             stderr_tail: stderr.into(),
+            stdout_tail: String::new(),
         }
     }
 

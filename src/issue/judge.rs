@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
+use super::evidence::Evidence;
 use super::extract::{Block, Choice, Kind};
 use super::fetch::{self, Issue};
-use crate::oracle::Signature;
 
 /// The labels the judgement adds, removes or refreshes.
 pub const FEATURE: &str = "feature";
@@ -62,17 +62,40 @@ pub struct Judgement {
     /// planned only with `--confirm-close`).
     pub propose_close: bool,
     pub duplicate_of: Option<u64>,
+    /// No failure in a form scrub reads, but a self-contained script: after the safety
+    /// review and the collaborator check, running it decides between actionable and needs
+    /// reproduction.
+    pub run_to_decide: bool,
 }
 
-/// Judges `issue` from its state, labels, title and blocks; `today` in days since the epoch.
+/// Judges `issue` from its state, labels, title, blocks and the failure it shows; `today` in
+/// days since the epoch.
 pub fn judge(
     issue: &Issue,
     blocks: &[Block],
     choice: Option<&Choice>,
-    signature: Option<&Signature>,
+    evidence: Option<&Evidence>,
     today: i64,
 ) -> Judgement {
-    let (category, reason) = categorize(issue, blocks, choice, signature);
+    let (category, reason) = categorize(issue, blocks, choice, evidence);
+    let mut j = labelled(issue, category, reason, choice.is_some(), today);
+    // A self-contained script and no failure in a form scrub reads: running it decides.
+    j.run_to_decide = category == Category::NeedsReproduction
+        && evidence.is_none()
+        && choice.is_some_and(|c| super::extract::self_contained(&blocks[c.block].text));
+    j
+}
+
+/// The judgement's labels for `category`: its label added when missing, `needs
+/// reproduction` removed when a repro is present, `triaged` refreshed on a non-actionable
+/// issue whose labels need no change.
+pub fn labelled(
+    issue: &Issue,
+    category: Category,
+    reason: String,
+    has_repro: bool,
+    today: i64,
+) -> Judgement {
     let mut add = Vec::new();
     let mut remove = Vec::new();
     let wanted = match category {
@@ -85,17 +108,18 @@ pub fn judge(
     };
     if let Some(label) = wanted
         && !issue.has_label(label)
+        && !issue.is_closed()
     {
         add.push(label.to_string());
     }
     // A valid repro answers `needs reproduction`, whatever else the issue is.
-    let has_repro = choice.is_some() && !matches!(category, Category::NeedsReproduction);
-    if has_repro && category != Category::Closed && issue.has_label(NEEDS_REPRO) {
+    let has_repro = has_repro && !matches!(category, Category::NeedsReproduction);
+    if has_repro && !issue.is_closed() && issue.has_label(NEEDS_REPRO) {
         remove.push(NEEDS_REPRO.to_string());
     }
     let non_actionable = !matches!(category, Category::Actionable | Category::Closed);
     let mut refresh_triaged = false;
-    if non_actionable && add.is_empty() && remove.is_empty() {
+    if non_actionable && !issue.is_closed() && add.is_empty() && remove.is_empty() {
         if issue.has_label(TRIAGED) {
             refresh_triaged = true;
         } else {
@@ -111,6 +135,7 @@ pub fn judge(
         refresh_triaged,
         propose_close,
         duplicate_of: duplicate_of(issue),
+        run_to_decide: false,
     }
 }
 
@@ -118,14 +143,22 @@ fn categorize(
     issue: &Issue,
     blocks: &[Block],
     choice: Option<&Choice>,
-    signature: Option<&Signature>,
+    evidence: Option<&Evidence>,
 ) -> (Category, String) {
     let title = issue.title.to_ascii_lowercase();
     let body = issue.body.to_ascii_lowercase();
+    let duplicate = duplicate_reason(issue);
     if issue.is_closed() {
+        if let Some(why) = duplicate {
+            return (
+                Category::Duplicate,
+                format!("the issue is closed as a duplicate ({why}); nothing is run or changed"),
+            );
+        }
         let why = issue
             .state_reason
             .as_deref()
+            .filter(|r| !r.is_empty())
             .map(|r| format!(" ({})", r.to_ascii_lowercase().replace('_', " ")))
             .unwrap_or_default();
         return (
@@ -133,41 +166,22 @@ fn categorize(
             format!("the issue is closed{why}; nothing is run or changed"),
         );
     }
-    if issue.has_label(DUPLICATE) {
-        return (
-            Category::Duplicate,
-            "the issue is labelled duplicate".into(),
-        );
+    if let Some(why) = duplicate {
+        return (Category::Duplicate, format!("the issue is {why}"));
     }
-    if let Some(n) = duplicate_of(issue) {
-        return (
-            Category::Duplicate,
-            format!("the issue is marked \"Duplicate of #{n}\""),
-        );
-    }
-    let title_has = |words: &[&str]| words.iter().any(|w| title.contains(w));
-    let checklist = issue.body.matches("- [ ]").count() + issue.body.matches("- [x]").count();
-    if issue.has_label(TRACKER)
-        || issue.has_label("meta")
-        || title_has(&[
-            "[tracker]",
-            "tracker:",
-            "tracking issue",
-            "[meta]",
-            "meta issue",
-            "umbrella issue",
-        ])
-        || (checklist >= 4 && choice.is_none())
-    {
+    if let Some(why) = tracker(issue, choice) {
         return (
             Category::Tracker,
-            "a tracker, meta or checklist issue: there is nothing to reproduce".into(),
+            format!("{why}: there is nothing to reproduce"),
         );
     }
     if issue.has_label(FEATURE)
         || issue.has_label("enhancement")
         || title.starts_with("rfc")
-        || title_has(&["[rfc]", "[feature", "feature request", "feature:"])
+        || title_has(
+            &title,
+            &["[rfc]", "[feature", "feature request", "feature:"],
+        )
         || body.contains("the feature, motivation and pitch")
     {
         return (
@@ -177,17 +191,15 @@ fn categorize(
     }
     if issue.has_label(BETTER_ENGINEERING)
         || issue.has_label("better engineering")
-        || title_has(&["[be]", "better engineering", "[refactor]", "[cleanup]"])
+        || title_has(
+            &title,
+            &["[be]", "better engineering", "[refactor]", "[cleanup]"],
+        )
+        || (choice.is_none() && maintenance_task(issue))
     {
         return (
             Category::BetterEngineering,
             "better engineering (cleanup or refactoring), not a bug".into(),
-        );
-    }
-    if choice.is_none() && super::extract::screenshot_only(issue, blocks) {
-        return (
-            Category::ScreenshotOnly,
-            "the code and the error are shown only as images; ask for them as text".into(),
         );
     }
     let code_and_shell: String = blocks
@@ -203,62 +215,325 @@ fn categorize(
             format!("the repro needs {need}, which this machine does not have"),
         );
     }
+    if let Some(need) = gpus_named(issue, choice.is_none(), gpus) {
+        return (
+            Category::Hardware,
+            format!("the report is about {need}, more than this machine has"),
+        );
+    }
+    if let Some(need) = hardware_named(issue, choice.is_none()) {
+        return (
+            Category::Hardware,
+            format!("the report is about {need}, which this machine does not have"),
+        );
+    }
+    // Images without code, and no failure in text beyond a sentence pointing at them.
+    let text_evidence = evidence.is_some_and(|e| e.form != super::evidence::Form::Prose);
+    if choice.is_none() && !text_evidence && super::extract::screenshot_only(issue, blocks) {
+        return (
+            Category::ScreenshotOnly,
+            "the code and the error are shown only as images; ask for them as text".into(),
+        );
+    }
     let Some(choice) = choice else {
+        if let Some(ask) = asks_for_a_feature(issue) {
+            return (
+                Category::Feature,
+                format!("a request, not a bug report (\"{ask}\")"),
+            );
+        }
         return (
             Category::NeedsReproduction,
             "no runnable repro in a fenced code block".into(),
         );
     };
-    if signature.is_none() && !describes_error(issue) {
+    let Some(evidence) = evidence else {
         return (
             Category::NeedsReproduction,
             "there is a script but no error: neither a traceback nor a described failure".into(),
         );
-    }
+    };
     (
         Category::Actionable,
-        format!("a bug with a runnable repro: {}", choice.reason),
+        format!(
+            "a bug with a runnable repro ({}); the failure: {} in the {} (\"{}\")",
+            choice.reason,
+            describe(evidence),
+            evidence.source,
+            evidence.text
+        ),
     )
 }
 
-/// `#N` from "Duplicate of #N" in the body or any comment.
-fn duplicate_of(issue: &Issue) -> Option<u64> {
-    std::iter::once(issue.body.as_str())
-        .chain(issue.comments.iter().map(|c| c.body.as_str()))
-        .find_map(|text| {
-            let lower = text.to_ascii_lowercase();
-            let at = lower.find("duplicate of #")? + "duplicate of #".len();
-            let digits: String = lower[at..]
+/// How the report shows its failure, in words.
+fn describe(e: &Evidence) -> &'static str {
+    use super::evidence::{Form, What};
+    match (e.form, e.kind) {
+        (Form::Traceback, _) => "a traceback",
+        (Form::Jupyter, _) => "a Jupyter traceback",
+        (Form::Abort, _) => "a C++ abort",
+        (Form::FatalSignal, _) => "a fatal signal",
+        (Form::Sanitizer, _) => "a sanitizer report",
+        (Form::MarkedInScript, _) => "a line marked in the script",
+        (Form::Comparison, _) => "a comparison the script asserts",
+        (Form::Prose, What::Mismatch) => "a mismatch described",
+        (Form::Prose, What::Hang) => "a hang described",
+        (Form::Prose, _) => "a failure described",
+    }
+}
+
+fn title_has(title: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| title.contains(w))
+}
+
+/// Why the issue is a tracker: its label, its title, an umbrella or tracking sentence in the
+/// first paragraph, or a checklist or list of linked issues without a repro.
+fn tracker(issue: &Issue, choice: Option<&Choice>) -> Option<String> {
+    let title = issue.title.to_ascii_lowercase();
+    if issue.has_label(TRACKER) || issue.has_label("meta") {
+        return Some("labelled tracker".into());
+    }
+    let marks = [
+        "[tracker]",
+        "tracker:",
+        "tracking issue",
+        "[meta]",
+        "meta issue",
+        "umbrella",
+        "[tracking]",
+    ];
+    if issue.title.contains('☂') || title_has(&title, &marks) {
+        return Some("a tracker by its title".into());
+    }
+    let prose = super::evidence::prose_of(&issue.body);
+    let first = prose
+        .trim_start()
+        .split("\n\n")
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let says = [
+        "umbrella",
+        "tracking issue",
+        "this issue tracks",
+        "this issue is to track",
+        "meta issue",
+        "to track the",
+        "tracker for",
+    ];
+    if issue.body.contains('☂') || says.iter().any(|s| first.contains(s)) {
+        return Some("an umbrella or tracking issue by its first paragraph".into());
+    }
+    if choice.is_some() {
+        return None;
+    }
+    let items: Vec<&str> = issue
+        .body
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("- ") || l.starts_with("* ") || l.starts_with("+ "))
+        .collect();
+    let checklist = items
+        .iter()
+        .filter(|l| l[2..].starts_with("[ ]") || l[2..].to_ascii_lowercase().starts_with("[x]"))
+        .count();
+    let links = items.iter().filter(|l| links_an_issue(l)).count();
+    if checklist >= 4 {
+        return Some("a checklist without a repro".into());
+    }
+    if links >= 3 {
+        return Some(format!("a list of {links} linked issues without a repro"));
+    }
+    None
+}
+
+/// A list item that links an issue: `#123` or `…/issues/123`.
+fn links_an_issue(item: &str) -> bool {
+    item.contains("/issues/")
+        || item.match_indices('#').any(|(i, _)| {
+            item[i + 1..]
                 .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            digits.parse().ok()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
         })
 }
 
-/// Whether the prose says something fails, when there is no traceback.
-fn describes_error(issue: &Issue) -> bool {
-    let lower = issue.body.to_ascii_lowercase();
-    let words = [
-        "segfault",
-        "segmentation fault",
-        "crash",
-        "hangs",
-        "wrong result",
-        "incorrect result",
-        "raises",
-        "exception",
-        "error:",
-        " nans",
-        "returns nan",
-        "mismatch",
+/// The hardware a report names in its title or labels (and, without a repro, in its prose):
+/// Apple silicon (MPS), TPU (XLA), Intel GPU (XPU), several nodes.
+fn hardware_named(issue: &Issue, prose_too: bool) -> Option<&'static str> {
+    let label = |names: &[&str]| names.iter().any(|n| issue.has_label(n));
+    if !cfg!(target_os = "macos") && label(&["module: mps", "mps"]) {
+        return Some("an Apple GPU (MPS)");
+    }
+    if label(&["module: xpu", "xpu"]) {
+        return Some("an Intel GPU (XPU)");
+    }
+    if label(&["module: xla", "xla", "module: tpu"]) {
+        return Some("a TPU (XLA)");
+    }
+    let mut text = format!(" {} ", issue.title.to_ascii_lowercase());
+    if prose_too {
+        text.push_str(&super::evidence::prose_of(&issue.body).to_ascii_lowercase());
+    }
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let has_pair = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
+    if !cfg!(target_os = "macos")
+        && (has("mps") || has_pair("apple", "silicon") || has("m1") || has("m2") || has("m3"))
+    {
+        return Some("an Apple GPU (MPS)");
+    }
+    if has("tpu") || has("tpus") || has("xla") {
+        return Some("a TPU (XLA)");
+    }
+    if has("xpu") || has_pair("intel", "gpu") || has("igpu") || has("arc") && has("intel") {
+        return Some("an Intel GPU (XPU)");
+    }
+    if has("multi") && has("node") || has("multinode") || has_pair("multiple", "nodes") {
+        return Some("several nodes");
+    }
+    None
+}
+
+/// More GPUs than this machine has, named in the title (or, without a repro, the prose):
+/// "on 8 H100s", "4 GPUs", "2x A100".
+fn gpus_named(issue: &Issue, prose_too: bool, gpus: usize) -> Option<String> {
+    let mut text = issue.title.to_ascii_lowercase();
+    if prose_too {
+        text.push('\n');
+        text.push_str(&super::evidence::prose_of(&issue.body).to_ascii_lowercase());
+    }
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || ",;()".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let devices = [
+        "gpu", "gpus", "h100", "h100s", "a100", "a100s", "v100", "v100s", "h200", "h200s", "b200",
+        "b200s",
     ];
-    words.iter().any(|w| lower.contains(w))
-        || issue.body.lines().any(|l| {
-            let l = l.trim();
-            l.split(':').next().is_some_and(|c| {
-                !c.contains(' ') && (c.ends_with("Error") || c.ends_with("Exception"))
-            }) && l.contains(':')
+    for pair in words.windows(2) {
+        let count = pair[0].trim_end_matches('x');
+        let Ok(n) = count.parse::<usize>() else {
+            continue;
+        };
+        if devices.contains(&pair[1]) && n > 1 && n > gpus {
+            return Some(format!("{n} GPUs (\"{} {}\")", pair[0], pair[1]));
+        }
+    }
+    None
+}
+
+/// A cleanup task rather than a bug: docstring, typo, lint or annotation work, a refactor,
+/// or a documentation label on a title that asks to fix, improve or update something.
+fn maintenance_task(issue: &Issue) -> bool {
+    let title = issue.title.to_ascii_lowercase();
+    let chores = [
+        "docstring",
+        "typo",
+        "lint",
+        "type annotation",
+        "type hint",
+        "refactor",
+        "clean up",
+        "cleanup",
+    ];
+    let asks = ["fix ", "improve ", "update ", "add ", "remove "];
+    title_has(&title, &chores)
+        || (issue.has_label("module: docs") && asks.iter().any(|a| title.starts_with(a)))
+}
+
+/// The sentence with which a report without a repro asks for something new.
+fn asks_for_a_feature(issue: &Issue) -> Option<String> {
+    let asks = [
+        "would it be possible to",
+        "it would be nice",
+        "it would be great",
+        "it would be helpful",
+        "please add",
+        "please consider adding",
+        "request to add",
+        "add support for",
+        "i propose",
+        "we propose",
+        "i'd like to propose",
+        "would be useful to have",
+    ];
+    let prose = super::evidence::prose_of(&issue.body);
+    let title = issue.title.to_ascii_lowercase();
+    if asks.iter().any(|a| title.contains(a)) {
+        return Some(issue.title.clone());
+    }
+    prose
+        .lines()
+        .find(|l| {
+            let l = l.to_ascii_lowercase();
+            asks.iter().any(|a| l.contains(a))
+        })
+        .map(|l| l.trim().to_string())
+}
+
+/// Why the issue is a duplicate: the label, the state reason, or the thread's words
+/// ("Duplicate of #N", "closing in favor of #N", "let's keep the discussion in #N").
+fn duplicate_reason(issue: &Issue) -> Option<String> {
+    if issue.has_label(DUPLICATE) {
+        return Some("labelled duplicate".into());
+    }
+    let number = duplicate_of(issue);
+    if issue
+        .state_reason
+        .as_deref()
+        .is_some_and(|r| r.eq_ignore_ascii_case("duplicate"))
+    {
+        return Some(match number {
+            Some(n) => format!("closed as a duplicate of #{n}"),
+            None => "closed as a duplicate".into(),
+        });
+    }
+    number.map(|n| format!("marked a duplicate of #{n}"))
+}
+
+/// Phrases, followed by `#N`, with which a thread points at the issue it duplicates.
+const DUPLICATE_WORDS: &[&str] = &[
+    "duplicate of #",
+    "duplicate of https://github.com/",
+    "duplicates #",
+    "dup of #",
+    "in favor of #",
+    "in favour of #",
+    "keep the discussion in #",
+    "continue the discussion in #",
+    "continue the discussion at #",
+    "tracked in #",
+    "already reported in #",
+    "already tracked in #",
+];
+
+/// `#N` from "Duplicate of #N" and the like, in the body or any comment (bots' left out).
+fn duplicate_of(issue: &Issue) -> Option<u64> {
+    std::iter::once(issue.body.as_str())
+        .chain(
+            issue
+                .comments
+                .iter()
+                .filter(|c| !super::extract::is_bot(c.login()))
+                .map(|c| c.body.as_str()),
+        )
+        .find_map(|text| {
+            let lower = text.to_ascii_lowercase();
+            DUPLICATE_WORDS.iter().find_map(|w| {
+                let at = lower.find(w)? + w.len();
+                let rest = &lower[at..];
+                let rest = match rest.find("/issues/") {
+                    Some(i) if !w.ends_with('#') => &rest[i + "/issues/".len()..],
+                    _ => rest,
+                };
+                let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                digits.parse().ok()
+            })
         })
 }
 
@@ -361,7 +636,8 @@ fn stale(issue: &Issue, today: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::issue::extract::{choose, expected_signature, extract};
+    use crate::issue::evidence;
+    use crate::issue::extract::{choose, extract};
     use crate::issue::fetch::{Actor, Label};
 
     fn judged(title: &str, body: &str, labels: &[&str]) -> Judgement {
@@ -383,8 +659,8 @@ mod tests {
         };
         let blocks = extract(&issue);
         let choice = choose(&blocks, "op");
-        let sig = expected_signature(&blocks, choice.as_ref());
-        judge(&issue, &blocks, choice.as_ref(), sig.as_ref(), 20000)
+        let found = evidence::find(&issue, &blocks, choice.as_ref());
+        judge(&issue, &blocks, choice.as_ref(), found.as_ref(), 20000)
     }
 
     const REPRO: &str = "```python\nimport math\nmath.sqrt(-1)\n```\n```\nTraceback (most recent call last):\n  File \"r.py\", line 2, in <module>\nValueError: math domain error\n```\n";

@@ -8,6 +8,7 @@
 
 pub mod bisect;
 pub mod check;
+pub mod evidence;
 pub mod extract;
 pub mod fetch;
 pub mod github;
@@ -261,8 +262,9 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
     let today = fetch::today();
     let blocks = extract::extract(issue);
     let choice = extract::choose(&blocks, issue.author_login());
-    let expected = extract::expected_signature(&blocks, choice.as_ref());
-    let judgement = judge::judge(issue, &blocks, choice.as_ref(), expected.as_ref(), today);
+    let found = evidence::find(issue, &blocks, choice.as_ref());
+    let expected = found.as_ref().and_then(|e| e.parsed.clone());
+    let judgement = judge::judge(issue, &blocks, choice.as_ref(), found.as_ref(), today);
     let mut report = Report {
         number: issue.number,
         title: issue.title.clone(),
@@ -273,6 +275,7 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
         repro_source: choice.as_ref().map(|c| c.source.name()),
         repro_reason: choice.as_ref().map(|c| c.reason.clone()),
         expected_signature: expected.as_ref().map(|s| s.to_string()),
+        evidence: found.clone(),
         blocks: blocks
             .iter()
             .map(|b| BlockRow {
@@ -294,17 +297,29 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
             "old, unassigned, idle and underspecified: closing it as not planned is proposed; pass --confirm-close to plan it".into(),
         );
     }
-    if judgement.category != Category::Actionable {
+    // Step 4, first half: every chosen repro is reviewed, whatever the category, so that a
+    // risky script is flagged before anything could run it.
+    if let Some(c) = &choice {
+        report.risks = safety::review(&blocks[c.block].text, s.interp.parser_version);
+    }
+    // A self-contained script with no failure scrub can read: running it decides.
+    let deciding =
+        judgement.run_to_decide && args.stop_after != Some(Step::Triage) && !issue.is_closed();
+    if judgement.category != Category::Actionable && !deciding {
         stop(&mut report, "judge", judgement.reason, false);
         return Ok(report);
     }
     let Some(choice) = choice else {
-        unreachable!("an actionable issue has a repro");
+        unreachable!("an actionable issue, or one decided by running, has a repro");
     };
     let repro = blocks[choice.block].text.clone();
+    if deciding {
+        report.notes.push(
+            "the thread shows no error in a form scrub reads; the repro is run to decide between actionable and needs-reproduction".into(),
+        );
+    }
 
     // Step 4: safety review and trust.
-    report.risks = safety::review(&repro, s.interp.parser_version);
     if !report.risks.is_empty() && !args.allow_risk {
         let mut kinds: Vec<&str> = report.risks.iter().map(|r| r.kind).collect();
         kinds.sort();
@@ -440,13 +455,29 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
             ),
         }
     }
+    // A hang is what the issue reports: the run timing out reproduces it.
+    if outcome.result == "timeout"
+        && found
+            .as_ref()
+            .is_some_and(|e| e.kind == evidence::What::Hang)
+    {
+        outcome.reproduces = true;
+        report.notes.push(format!(
+            "the issue reports a hang and the repro {}: that reproduces it (a hang has no signature to minimize with)",
+            outcome.detail
+        ));
+    }
     report.hint = hint::stale_xfail(issue, &repro, &outcome);
     report.versions = Some(versions);
     report.outcome = Some(outcome.clone());
+    if deciding {
+        decide(&mut report, issue, &outcome, today);
+    }
 
     // Step 7: bisect.
     let wants = |step: Step| args.stop_after.is_none_or(|s| s >= step);
     if !outcome.reproduces
+        && !deciding
         && wants(Step::Bisect)
         && matches!(outcome.result, "no-error" | "different-error")
     {
@@ -500,14 +531,20 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
         .chain(issue.comments.iter().map(|c| c.body.as_str()))
         .collect::<Vec<_>>()
         .join("\n");
-    report.comment = Some(report::comment(
-        &issue_text,
-        &outcome,
-        report.versions.as_ref().expect("set above"),
-        report.bisect.as_ref(),
-        report.minimized.as_ref(),
-        report.hint.as_deref(),
-    ));
+    let versions = report.versions.as_ref().expect("set above");
+    report.comment = Some(if deciding && !outcome.reproduces {
+        report::unreproduced_comment(&outcome, versions, &s.work)
+    } else {
+        report::comment(
+            &issue_text,
+            &outcome,
+            versions,
+            report.bisect.as_ref(),
+            report.minimized.as_ref(),
+            report.hint.as_deref(),
+            !deciding,
+        )
+    });
     if let Some(step) = args.stop_after.filter(|s| *s < Step::Minimize) {
         let name = match step {
             Step::Reproduce => "reproduce",
@@ -518,9 +555,56 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
     Ok(report)
 }
 
+/// Reproduce to decide: a failing run makes the issue actionable with what was observed; a
+/// run that exits 0 leaves it needing a reproduction, with the run in the comment.
+fn decide(
+    report: &mut Report,
+    issue: &fetch::Issue,
+    outcome: &reproduce::Reproduction,
+    today: i64,
+) {
+    let (category, reason) = if outcome.reproduces {
+        let sig = outcome
+            .signature
+            .clone()
+            .unwrap_or_else(|| outcome.detail.clone());
+        let also = if sig == outcome.detail {
+            String::new()
+        } else {
+            format!(" (signature {sig})")
+        };
+        report.notes.push(format!(
+            "the thread does not show the error; scrub observed {}{also}",
+            outcome.detail
+        ));
+        (
+            Category::Actionable,
+            format!(
+                "a runnable repro that fails here although the thread shows no error: {}",
+                outcome.detail
+            ),
+        )
+    } else {
+        (
+            Category::NeedsReproduction,
+            format!(
+                "the thread shows no error, and the repro ends here with {} ({})",
+                outcome.result, outcome.detail
+            ),
+        )
+    };
+    let j = judge::labelled(issue, category, reason, outcome.reproduces, today);
+    report.category = j.category.as_str();
+    report.reason = j.reason;
+    report.labels_to_add = j.labels_to_add;
+    report.labels_to_remove = j.labels_to_remove;
+    report.refresh_triaged = j.refresh_triaged;
+    report.propose_close = j.propose_close;
+}
+
 /// Step 11: the GitHub commands, printed or run.
 fn plan_and_apply(args: &IssueArgs, s: &Setup, report: &mut Report) -> Result<()> {
-    if report.category == Category::Closed.as_str() {
+    if report.category == Category::Closed.as_str() || s.issue.is_closed() {
         return Ok(());
     }
     if report.locked {
@@ -551,7 +635,7 @@ fn plan_and_apply(args: &IssueArgs, s: &Setup, report: &mut Report) -> Result<()
         let file = s.work.join("comment.md");
         github::write_comment(&file, comment)?;
         changes.comment_file = Some(file);
-        if outcome.result == "no-error" {
+        if outcome.result == "no-error" && report.category == Category::Actionable.as_str() {
             changes.close = Some("completed");
         }
     }

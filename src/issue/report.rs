@@ -38,8 +38,11 @@ pub struct Report {
     pub reason: String,
     pub repro_source: Option<String>,
     pub repro_reason: Option<String>,
-    /// The failure the issue shows (from its traceback).
+    /// The failure the issue shows, as a signature (from its evidence, when the form gives
+    /// one).
     pub expected_signature: Option<String>,
+    /// How the thread shows its failure: the form, what kind, where, and the line.
+    pub evidence: Option<super::evidence::Evidence>,
     pub blocks: Vec<BlockRow>,
     pub risks: Vec<Risk>,
     /// Whether the author is a collaborator (`None`: not checked).
@@ -77,6 +80,7 @@ pub fn comment(
     bisect: Option<&Bisection>,
     minimized: Option<&Minimized>,
     hint: Option<&str>,
+    thread_showed_error: bool,
 ) -> String {
     let on = match &versions.torch {
         Some(torch) => format!("PyTorch {torch}"),
@@ -84,11 +88,24 @@ pub fn comment(
     };
     let mut out = String::new();
     if outcome.reproduces {
-        out.push_str(&format!("This issue still reproduces on {on}"));
+        let still = if thread_showed_error { "still " } else { "" };
+        out.push_str(&format!("This issue {still}reproduces on {on}"));
         if outcome.runs > 2 {
             out.push_str(&format!(" ({} runs)", outcome.ratio));
         }
         out.push_str(".\n");
+        if !thread_showed_error {
+            let sig = outcome
+                .signature
+                .as_deref()
+                .filter(|s| *s != outcome.detail)
+                .map(|s| format!(" (signature `{s}`)"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "\nThe issue shows no error message; running its repro here ends with `{}`{sig}.\n",
+                outcome.detail
+            ));
+        }
     } else {
         out.push_str(&format!("This issue no longer reproduces on {on}"));
         match outcome.result {
@@ -147,6 +164,47 @@ pub fn comment(
     out
 }
 
+/// The comment for a repro that the thread shows no error for and that runs to completion
+/// here: what was run, on what, and its output, with a request for the failure.
+pub fn unreproduced_comment(
+    outcome: &Reproduction,
+    versions: &Versions,
+    work: &std::path::Path,
+) -> String {
+    let on = match &versions.torch {
+        Some(torch) => format!("PyTorch {torch} (Python {})", versions.python),
+        None => format!("Python {}", versions.python),
+    };
+    let mut out = format!(
+        "The repro in this issue runs to completion here without an error on {on}: `python repro.py` in `{}`, {} runs, {}.\n",
+        work.display(),
+        outcome.runs,
+        outcome.detail
+    );
+    let output = [
+        outcome.stdout_tail.trim_end(),
+        outcome.stderr_tail.trim_end(),
+    ]
+    .iter()
+    .filter(|t| !t.is_empty())
+    .copied()
+    .collect::<Vec<_>>()
+    .join("\n");
+    if output.is_empty() {
+        out.push_str("\nIt printed nothing.\n");
+    } else {
+        out.push_str(&format!("\nIts output:\n\n```\n{output}\n```\n"));
+    }
+    out.push_str(
+        "\nCould you add the error you see (the full traceback), or the result you expected and the one you got?\n",
+    );
+    out.push_str(&format!(
+        "\n<sub>Checked with scrub {}.</sub>\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    out
+}
+
 /// The report as text, for a person at a terminal.
 pub fn render(r: &Report) -> String {
     let mut out = format!("issue #{}: {}\n", r.number, r.title);
@@ -154,6 +212,12 @@ pub fn render(r: &Report) -> String {
     match (&r.repro_source, &r.repro_reason) {
         (Some(src), Some(why)) => out.push_str(&format!("repro: {src} ({why})\n")),
         _ => out.push_str("repro: none\n"),
+    }
+    if let Some(e) = &r.evidence {
+        out.push_str(&format!(
+            "failure in the issue: {:?} in the {}: {}\n",
+            e.form, e.source, e.text
+        ));
     }
     if let Some(sig) = &r.expected_signature {
         out.push_str(&format!("error in the issue: {sig}\n"));

@@ -47,6 +47,8 @@ pub struct Reproduction {
     pub signature: Option<String>,
     /// The end of the first run's stderr.
     pub stderr_tail: String,
+    /// The end of the first run's stdout.
+    pub stdout_tail: String,
 }
 
 /// Classifies `outcome` against the issue's signature.
@@ -58,11 +60,19 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
             format!("timed out after {:.0} s", outcome.duration.as_secs_f64()),
         ),
         Status::OutOfMemory => v(
-            "out-of-memory",
+            "oom",
             format!(
                 "killed over the memory limit, holding {}",
                 human(outcome.peak_rss)
             ),
+        ),
+        // The issue names no error: any failure is the one it reports.
+        Status::Signaled(sig) if expected.is_none() => {
+            v("error", format!("killed by {}", signal_name(sig)))
+        }
+        Status::Exited(code) if code > 128 && expected.is_none() => v(
+            "error",
+            format!("exit status {code} ({})", signal_name(code - 128)),
         ),
         Status::Signaled(sig) => {
             if expected == Some(&Signature::Signal(sig)) {
@@ -168,6 +178,7 @@ pub fn reproduce(
         _ => None,
     };
     let tail: Vec<&str> = first.stderr.lines().rev().take(15).collect();
+    let out_tail: Vec<&str> = first.stdout.lines().rev().take(15).collect();
     Ok(Reproduction {
         seeded: verdicts.len() > 2,
         result: best.result,
@@ -184,6 +195,7 @@ pub fn reproduce(
             / 1000.0,
         signature,
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        stdout_tail: out_tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
     })
 }
 
