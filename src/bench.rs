@@ -38,6 +38,9 @@ pub struct CaseRow {
     /// For a PyTorch case: the simplifications its failure survived.
     #[serde(default)]
     pub ladder: Vec<crate::ladder::Rung>,
+    /// What ran before scrub's passes (PyTorch's minifier).
+    #[serde(default)]
+    pub stages: Vec<crate::minifier::Stage>,
 }
 
 /// One pass's figures summed over the corpus.
@@ -201,6 +204,7 @@ fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
         trace: s.trace.clone(),
         final_text,
         ladder: s.ladder.clone(),
+        stages: s.stages.clone(),
     }
 }
 
@@ -222,6 +226,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         trace: Vec::new(),
         final_text: String::new(),
         ladder: Vec::new(),
+        stages: Vec::new(),
     }
 }
 
@@ -287,6 +292,31 @@ pub fn markdown(report: &Report) -> String {
                 .map(|r| format!("{} {}", r.rung, if r.held { "✓" } else { "✗" }))
                 .collect();
             let _ = writeln!(out, "| {} | {} |", c.name, rungs.join(", "));
+        }
+    }
+    let staged: Vec<&CaseRow> = report
+        .cases
+        .iter()
+        .filter(|c| !c.stages.is_empty())
+        .collect();
+    if !staged.is_empty() {
+        out.push_str("\n| case | minifier queries | minifier runs | minifier s | minifier's own result, lines | outcome | scrub's result, lines | wall s in all |\n|---|---|---|---|---|---|---|---|\n");
+        for c in staged {
+            for s in &c.stages {
+                let or_dash = |n: Option<usize>| n.map_or("–".to_string(), |n| n.to_string());
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {:.1} | {} | {} | {} | {:.1} |",
+                    c.name,
+                    or_dash(s.queries),
+                    s.runs,
+                    s.seconds,
+                    or_dash(s.output_lines),
+                    s.outcome,
+                    c.final_lines,
+                    c.wall_seconds
+                );
+            }
         }
     }
     for c in report.cases.iter().filter(|c| c.skipped.is_some()) {

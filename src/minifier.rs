@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use scrub_reducers::minified::{Check, plain};
 use scrub_reducers::{PythonVersion, Script};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exception::final_exception;
 use crate::oracle::Signature;
@@ -55,11 +55,13 @@ pub struct Plan {
 }
 
 /// What one stage of a reduction did, for `run.log`, `--json` and `scrub issue`'s report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Stage {
-    pub name: &'static str,
+    pub name: String,
     /// The minifier's own queries (each a compile), when it said.
     pub queries: Option<usize>,
+    /// Non-blank lines of the minifier's own result (its `repro.py`), when it wrote one.
+    pub output_lines: Option<usize>,
     /// Processes run for the stage.
     pub runs: usize,
     pub seconds: f64,
@@ -158,8 +160,9 @@ pub fn run(
 ) -> Result<(Option<String>, Stage)> {
     let start = Instant::now();
     let mut stage = Stage {
-        name: "minifier",
+        name: "minifier".into(),
         queries: None,
+        output_lines: None,
         runs: 0,
         seconds: 0.0,
         outcome: String::new(),
@@ -256,6 +259,7 @@ fn search(
         };
         Why::Not(format!("the minifier wrote no repro.py ({how})"))
     })?;
+    stage.output_lines = Some(scrub_reducers::count_lines(&repro));
     let script = Script::parse(repro, version)
         .ok_or_else(|| Why::Not("the minifier's repro.py does not parse".into()))?;
     plain(&script, plan.check.as_ref())

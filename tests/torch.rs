@@ -230,3 +230,62 @@ fn a_repro_that_seeds_itself_keeps_a_seed_of_its_own() {
     );
     assert_eq!(summary["verified"], true);
 }
+
+/// A compile error in inductor (its test-only relu bug): PyTorch's minifier runs first, and
+/// its generated repro becomes a plain script that still compiles, fails the same way, and
+/// passes once the bug is switched off.
+#[test]
+fn a_compile_error_reduces_through_the_minifier_to_a_plain_script() {
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\nimport torch._inductor.config as cfg\n\ncfg.cpp.inject_relu_bug_TESTING_ONLY = \"compile_error\"\n\n\ndef score(x, w, b):\n    h = torch.relu(x @ w + b)\n    return h.softmax(dim=-1).sum(dim=0)\n\n\nprint(torch.compile(score)(torch.randn(4, 8), torch.randn(8, 8), torch.zeros(8)))\n";
+    let sig = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error";
+    let (dir, path) = temp_script(text);
+    let out = run_with_limit(
+        scrub()
+            .arg("reduce")
+            .arg(&path)
+            .args([
+                "--sig",
+                sig,
+                "--no-cache",
+                "--json",
+                "--quiet",
+                "--jobs",
+                "2",
+            ])
+            .arg("--python")
+            .arg(&python),
+        Duration::from_secs(1500),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
+    let stage = &summary["stages"][0];
+    assert_eq!(stage["name"], "minifier", "{summary}");
+    assert_eq!(stage["outcome"], "used", "{summary}");
+    assert_eq!(summary["verified"], true);
+    for gone in ["run_repro", "load_args", "os.environ", "/tmp/"] {
+        assert!(!result.contains(gone), "{gone} left in:\n{result}");
+    }
+    assert!(result.contains("torch.compile"), "{result}");
+    let fixed = result.replace("'compile_error'", "None");
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(600),
+        env: &[],
+        max_memory: None,
+    };
+    let control = run_script(&fixed, &spec).unwrap();
+    assert_eq!(
+        control.status,
+        Status::Exited(0),
+        "{fixed}\n{}",
+        control.stderr
+    );
+    assert!(
+        dir.path()
+            .join("scrub.out/minifier/minify.stderr")
+            .is_file(),
+        "the minifier's output stays in the run directory"
+    );
+}
