@@ -12,7 +12,21 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
-    let cli = scrub::cli::Cli::parse();
+    let cli = match scrub::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` print as clap prints them.
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!(
+                "scrub: {} (see scrub --help)",
+                one_line(&e.render().to_string())
+            );
+            return ExitCode::from(2);
+        }
+    };
     match std::panic::catch_unwind(|| scrub::run(cli)) {
         Ok(Ok(code)) => code,
         Ok(Err(err)) => {
@@ -22,6 +36,19 @@ fn main() -> ExitCode {
         Err(payload) if is_broken_pipe(payload.as_ref()) => ExitCode::from(141),
         Err(payload) => std::panic::resume_unwind(payload),
     }
+}
+
+/// A clap error on one line: its text up to the usage, lines joined, without the `error:`.
+fn one_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string()
 }
 
 /// Whether a panic is `print!`'s on a closed stdout.

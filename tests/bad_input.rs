@@ -129,6 +129,19 @@ fn a_malformed_memory_limit_is_refused() {
 }
 
 #[test]
+fn a_flag_the_command_line_cannot_read_is_one_line_too() {
+    for flag in [
+        &["--minifier", "bogus"][..],
+        &["--jobs", "abc"],
+        &["--no-such-flag"],
+    ] {
+        let (code, err) = reduce_in_place(b"raise ValueError('x')\n", flag);
+        assert_eq!(code, 2, "{flag:?}");
+        assert_one_line(&err, "see scrub --help");
+    }
+}
+
+#[test]
 fn a_missing_interpreter_is_refused() {
     let (code, err) = reduce_in_place(
         b"raise ValueError('x')\n",
