@@ -276,60 +276,17 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
             "cold"
         }
     ));
-    let mut stages = Vec::new();
-    let start = match crate::minifier::plan(args.minifier, &start, &sig, &base.stderr) {
-        Ok(plan) => {
-            console.say(format!(
-                "running PyTorch's minifier first (TORCHDYNAMO_REPRO_AFTER={}, level {})",
-                plan.after, plan.level
-            ));
-            let (plain, mut stage) = crate::minifier::run(
-                &plan,
-                &start,
-                &interp.path,
-                interp.parser_version,
-                &run_dir.path().join("minifier"),
-                base.duration,
-            )?;
-            // The plain script must fail the same way, as candidates run.
-            let kept = match plain {
-                Some(plain) => {
-                    stage.runs += 1;
-                    if verify(&plain, &sig, base.attempts, &workers)? {
-                        Some(plain)
-                    } else {
-                        stage.outcome = format!("its plain script does not fail with {sig}");
-                        None
-                    }
-                }
-                None => None,
-            };
-            let queries = stage
-                .queries
-                .map_or(String::new(), |q| format!("{q} queries, "));
-            let said = format!(
-                "minifier: {}{} runs, {:.1} s: {}",
-                queries, stage.runs, stage.seconds, stage.outcome
-            );
-            run_dir.log(&said);
-            console.say(match &kept {
-                Some(_) => said,
-                None => format!("{said}; reducing the original instead"),
-            });
-            stages.push(stage);
-            match kept {
-                Some(plain) => {
-                    prepared.push("started from PyTorch's minifier's result, made plain".into());
-                    plain
-                }
-                None => start,
-            }
-        }
-        Err(why) => {
-            run_dir.log(format!("minifier: not run: {why}"));
-            start
-        }
-    };
+    let (start, stages) = minifier_stage(
+        args.minifier,
+        start,
+        &sig,
+        &base,
+        &interp,
+        &workers,
+        &run_dir,
+        &console,
+        &mut prepared,
+    )?;
     let cache_dir = if args.no_cache {
         None
     } else {
@@ -480,6 +437,74 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         peak_rss_original: base.peak_rss,
         peak_rss_candidate,
     })))
+}
+
+/// The script the reduction starts from after PyTorch's minifier (see `minifier.rs`), when
+/// `mode` and the failure call for it and its plain script fails the same way as candidates
+/// run; else `start` itself. Also what the stage did, for the log and `--json`.
+#[allow(clippy::too_many_arguments)]
+fn minifier_stage(
+    mode: crate::minifier::Mode,
+    start: String,
+    sig: &Signature,
+    base: &Baseline,
+    interp: &Interpreter,
+    workers: &Workers,
+    run_dir: &RunDir,
+    console: &Console,
+    prepared: &mut Vec<String>,
+) -> Result<(String, Vec<crate::minifier::Stage>)> {
+    let plan = match crate::minifier::plan(mode, &start, sig, &base.stderr) {
+        Ok(plan) => plan,
+        Err(why) => {
+            run_dir.log(format!("minifier: not run: {why}"));
+            return Ok((start, Vec::new()));
+        }
+    };
+    console.say(format!(
+        "running PyTorch's minifier first (TORCHDYNAMO_REPRO_AFTER={}, level {})",
+        plan.after, plan.level
+    ));
+    let (plain, mut stage) = crate::minifier::run(
+        &plan,
+        &start,
+        &interp.path,
+        interp.parser_version,
+        &run_dir.path().join("minifier"),
+        base.duration,
+    )?;
+    let kept = match plain {
+        Some(plain) => {
+            stage.runs += 1;
+            if verify(&plain, sig, base.attempts, workers)? {
+                Some(plain)
+            } else {
+                stage.outcome = format!("its plain script does not fail with {sig}");
+                None
+            }
+        }
+        None => None,
+    };
+    let queries = stage
+        .queries
+        .map_or(String::new(), |q| format!("{q} queries, "));
+    let said = format!(
+        "minifier: {queries}{} runs, {:.1} s: {}",
+        stage.runs, stage.seconds, stage.outcome
+    );
+    run_dir.log(&said);
+    let start = match kept {
+        Some(plain) => {
+            console.say(said);
+            prepared.push("started from PyTorch's minifier's result, made plain".into());
+            plain
+        }
+        None => {
+            console.say(format!("{said}; reducing the original instead"));
+            start
+        }
+    };
+    Ok((start, vec![stage]))
 }
 
 /// The script the reduction starts from: `text` after the one-off rewrites that keep its
