@@ -28,6 +28,8 @@ pub struct Minimized {
     pub verified: bool,
     /// The simplifications the failure survived (PyTorch repros).
     pub ladder: Vec<Rung>,
+    /// What ran before scrub's passes (PyTorch's minifier), with its figures.
+    pub stages: Vec<crate::minifier::Stage>,
     #[serde(skip)]
     pub text: String,
 }
@@ -96,6 +98,7 @@ pub fn minimize(
                 oracle_calls: summary.oracle_calls,
                 verified: summary.verified,
                 ladder: summary.ladder,
+                stages: summary.stages,
                 text: result,
             })
         }

@@ -282,6 +282,15 @@ pub fn render(r: &Report) -> String {
             m.path.display(),
             m.original.display()
         ));
+        for s in &m.stages {
+            let queries = s
+                .queries
+                .map_or(String::new(), |q| format!("{q} queries, "));
+            out.push_str(&format!(
+                "  stage {}: {queries}{} runs, {:.1} s: {}\n",
+                s.name, s.runs, s.seconds, s.outcome
+            ));
+        }
     }
     if let Some(h) = &r.hint {
         out.push_str(&format!("hint: {h}\n"));
