@@ -318,7 +318,7 @@ mod tests {
         plain(&Script::parse(text, PythonVersion::PY311).unwrap(), check)
     }
 
-    const AFTER_AOT: &str = include_str!("../tests/fixtures/minified/after_aot.py");
+    const AFTER_AOT: &str = include_str!("../tests/minifier/after_aot.py");
 
     #[test]
     fn the_generated_scaffolding_becomes_a_plain_compiled_call() {
