@@ -363,6 +363,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     let options = scrub_reducers::Options {
         version: interp.parser_version,
         target_lines: (!args.exhaustive).then_some(args.target_lines),
+        in_flight: workers.jobs,
         ..Default::default()
     };
     let start = prepare(
@@ -438,6 +439,10 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         calls,
         hits,
         crate::memory::human(peak_rss_candidate)
+    ));
+    run_dir.log(format!(
+        "speculative runs made stale by a win: {}",
+        reduction.speculative_wasted
     ));
     console.say(format!(
         "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
