@@ -66,6 +66,11 @@ pub struct BenchArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// Run every case's candidates on Ray actors (see `scrub reduce --ray`); each case starts
+    /// its own.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "cold")]
+    pub ray: Option<String>,
+
     /// Whether to run PyTorch's minifier first (see `scrub reduce --minifier`).
     #[arg(long, value_enum, default_value_t = crate::minifier::Mode::Auto)]
     pub minifier: crate::minifier::Mode,

@@ -219,10 +219,11 @@ fn reduce(
 }
 
 #[test]
-fn ray_actors_give_the_same_result_as_local_workers_at_every_jobs() {
+fn ray_actors_give_the_same_result_as_local_workers_at_every_jobs_in_reduce_and_bench() {
     let Some(python) = ray_python() else { return };
     let cluster = Cluster::start(&python);
     let corpus = common::repo_root().join("corpus");
+    let mut names = Vec::new();
     for name in [
         "unit_registry",
         "invoice_decimal",
@@ -252,7 +253,60 @@ fn ray_actors_give_the_same_result_as_local_workers_at_every_jobs() {
                 "{log}"
             );
         }
+        names.push(name);
     }
+    // `scrub bench --ray` reduces the same cases, on temp copies, to the same scripts.
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let mut bench = common::scrub();
+    bench.arg("bench").arg(&corpus);
+    for name in &names {
+        bench.args(["--filter", name]);
+    }
+    let out = common::run_with_limit(
+        bench
+            .args([
+                "--jobs",
+                "2",
+                "--quiet",
+                "--ray",
+                &cluster.address,
+                "--python",
+            ])
+            .arg(&python)
+            .arg("--json")
+            .arg(json.path()),
+        Duration::from_secs(600),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(json.path()).unwrap()).unwrap();
+    for name in &names {
+        let case = report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == *name)
+            .unwrap_or_else(|| panic!("{name} is missing from {report}"));
+        // bench reduces exhaustively: the same script with no target, as on a local run.
+        let (exhaustive, _) = reduce(
+            &python,
+            &std::fs::read_to_string(corpus.join(name).join("repro.py")).unwrap(),
+            report_sig(&corpus, name).as_str(),
+            &["--jobs", "2", "--exhaustive"],
+        )
+        .unwrap();
+        assert_eq!(case["final_text"], exhaustive.as_str(), "{name}");
+    }
+}
+
+fn report_sig(corpus: &Path, name: &str) -> String {
+    scrub::corpus::load(corpus)
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap()
+        .spec
+        .signature
 }
 
 /// A repro whose every candidate sleeps, so that an actor can be killed while it runs one; an
