@@ -459,3 +459,53 @@ fn ray_with_an_interpreter_that_lacks_ray_names_the_package() {
     assert!(err.contains("the Python package ray"), "{err}");
     assert_eq!(common::listing(dir.path()), ["repro.py"]);
 }
+
+#[test]
+fn a_ray_actor_reports_each_way_a_run_ends_as_a_local_zygote_does() {
+    use scrub::process::Status;
+    use scrub::workers::{Backend, Job, Zygotes};
+    let Some(python) = ray_python() else { return };
+    let cluster = Cluster::start(&python);
+    let (_dir, original) = common::temp_script("import json\n");
+    let ray = scrub::ray::Ray::connect(&python, &cluster.address, 1, None).unwrap();
+    let local = Zygotes::new(python.clone(), 1);
+    let limit = 100 << 20;
+    let cases = [
+        ("print('out')\nraise SystemExit(3)\n", Status::Exited(3)),
+        ("import json\njson.loads('{')\n", Status::Exited(1)),
+        (
+            "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+            Status::Signaled(libc::SIGSEGV),
+        ),
+        ("import time\ntime.sleep(60)\n", Status::TimedOut),
+        (
+            "import time\nx = bytearray(400 << 20)\ntime.sleep(60)\n",
+            Status::OutOfMemory,
+        ),
+    ];
+    for (text, expected) in cases {
+        let job = Job {
+            text,
+            original: &original,
+            env: &[],
+            probe: None,
+            timeout: Duration::from_secs(3),
+            max_memory: Some(limit),
+        };
+        let here = local.run(0, &job).unwrap();
+        let there = ray.run(0, &job).unwrap();
+        assert_eq!(there.status, expected, "{text}");
+        assert_eq!(there.status, here.status, "{text}");
+        assert_eq!(there.stdout, here.stdout, "{text}");
+        assert_eq!(
+            there.stderr.lines().last(),
+            here.stderr.lines().last(),
+            "{text}"
+        );
+        if there.status == Status::OutOfMemory {
+            assert!(there.peak_rss > limit, "{text}: {}", there.peak_rss);
+        }
+    }
+    drop(ray);
+    drop(cluster);
+}

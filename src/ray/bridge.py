@@ -61,6 +61,25 @@ def group_rss(pgid):
     return total
 
 
+def plain_child():
+    """Undo in a forked child what a Ray worker sets up and `python script` does not: the fault
+    handler (which would add a dump of every thread to a crash's stderr) and signal handlers."""
+    import faulthandler
+    import signal
+
+    if not os.environ.get("PYTHONFAULTHANDLER"):
+        faulthandler.disable()
+    for name in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGCHLD"):
+        try:
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (OSError, ValueError):
+        pass
+
+
 def make_actor_class(ray):
     @ray.remote
     class Worker:
@@ -109,6 +128,7 @@ def make_actor_class(ray):
                 start = time.monotonic()
                 pid = os.fork()
                 if pid == 0:
+                    plain_child()
                     self.zygote["run_child"](request)
                 try:
                     os.setpgid(pid, pid)
