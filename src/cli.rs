@@ -66,6 +66,11 @@ pub struct BenchArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// Run every case's candidates on Ray actors (see `scrub reduce --ray`); each case starts
+    /// its own.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "cold")]
+    pub ray: Option<String>,
+
     /// Whether to run PyTorch's minifier first (see `scrub reduce --minifier`).
     #[arg(long, value_enum, default_value_t = crate::minifier::Mode::Auto)]
     pub minifier: crate::minifier::Mode,
@@ -106,6 +111,15 @@ pub struct ReduceArgs {
     /// GPU ids to pin workers to, round robin, e.g. "0,1" [default: from nvidia-smi].
     #[arg(long)]
     pub gpus: Option<String>,
+
+    /// Run the candidates on --jobs Ray actors of the cluster at ADDRESS (HOST:PORT, or auto
+    /// for the one `ray start` left on this machine); the interpreter needs the ray package.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "cold")]
+    pub ray: Option<String>,
+
+    /// GPUs each Ray actor reserves [default: 1 when the cluster has GPUs, else 0].
+    #[arg(long, value_name = "N", requires = "ray")]
+    pub gpus_per_worker: Option<f64>,
 
     /// Seconds a candidate may run [default: 5 × the original's time, at least 1 s]; also the
     /// limit for the original's own runs [default there: 120 s].

@@ -95,6 +95,9 @@ impl Oracle for ProcessOracle<'_> {
             }
             let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
             let results = self.charged(batch.len(), |workers| workers.run_all(&batch));
+            for event in self.workers.events() {
+                self.run_dir.log(event);
+            }
             let mut still = Vec::new();
             for (&i, result) in pending.iter().zip(results) {
                 let outcome = match result {

@@ -17,6 +17,7 @@ pub mod oracle;
 pub mod output;
 pub mod probe;
 pub mod process;
+pub mod ray;
 pub mod reduce;
 pub mod rundir;
 pub mod workers;

@@ -160,6 +160,16 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
     );
     workers.max_memory = crate::memory::limit(args.max_memory.as_deref(), jobs)
         .map_err(|e| anyhow!("invalid --max-memory: {e}"))?;
+    if let Some(address) = &args.ray {
+        if args
+            .gpus_per_worker
+            .is_some_and(|g| !(g >= 0.0 && g.is_finite()))
+        {
+            bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
+        }
+        let ray = crate::ray::Ray::connect(&interp.path, address, jobs, args.gpus_per_worker)?;
+        (workers.backend, workers.remote) = (Box::new(ray), true);
+    }
     Ok(Setup {
         text,
         sig,
@@ -271,9 +281,9 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     run_dir.log(format!(
         "workers: {}",
         if warm {
-            "warm (forked from a zygote)"
+            workers.backend.describe()
         } else {
-            "cold"
+            "cold".to_string()
         }
     ));
     let (start, stages) = minifier_stage(
@@ -310,6 +320,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     let options = scrub_reducers::Options {
         version: interp.parser_version,
         target_lines: (!args.exhaustive).then_some(args.target_lines),
+        in_flight: workers.jobs,
         ..Default::default()
     };
     let start = prepare(
@@ -385,6 +396,10 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         calls,
         hits,
         crate::memory::human(peak_rss_candidate)
+    ));
+    run_dir.log(format!(
+        "speculative runs made stale by a win: {}",
+        reduction.speculative_wasted
     ));
     console.say(format!(
         "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
@@ -852,7 +867,7 @@ fn warm_up(
     workers.warm = Some(original);
     let warm = match run_one(text, workers) {
         Ok(outcome) => sig.judge(&outcome) == Verdict::Same,
-        Err(e) if e.is::<process::Interrupted>() => return Err(e),
+        Err(e) if e.is::<process::Interrupted>() || workers.remote => return Err(e),
         Err(e) => {
             console.warn(format!(
                 "cannot start a warm worker ({e:#}); using cold workers"
@@ -860,6 +875,9 @@ fn warm_up(
             false
         }
     };
+    if !warm && workers.remote {
+        bail!("the original does not fail the same way on the Ray actors as it does here");
+    }
     if !warm {
         console.say("the original does not fail the same way in a warm worker; using cold workers");
         workers.warm = None;

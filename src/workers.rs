@@ -1,6 +1,10 @@
 //! A pool of workers that run candidates in parallel, each pinned to a GPU when there are any.
+//!
+//! Where a candidate runs is a [`Backend`]: a cold local process, a fork of a local warm
+//! zygote, or a fork inside a Ray actor (`ray.rs`). The loop, the cache and the oracle see
+//! only the [`Outcome`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -10,6 +14,96 @@ use anyhow::Result;
 use crate::process::{Outcome, RunSpec, run_script, run_script_with};
 use crate::zygote::Zygote;
 
+/// One run of a script, whatever runs it.
+pub struct Job<'a> {
+    pub text: &'a str,
+    /// The script whose imports a warm back end preloads.
+    pub original: &'a Path,
+    /// Extra environment of the worker (a local GPU pin).
+    pub env: &'a [(String, String)],
+    /// The probe's source, to run the script under it (see `probe.rs`).
+    pub probe: Option<&'a str>,
+    pub timeout: Duration,
+    pub max_memory: Option<u64>,
+}
+
+/// Where warm candidates run: the same `Outcome` for the same script from every back end.
+pub trait Backend: Send + Sync {
+    /// How the run log names it.
+    fn describe(&self) -> String;
+    /// Runs `job` on worker `worker` (0 ≤ worker < jobs); an interruption is an error of type
+    /// [`crate::process::Interrupted`].
+    fn run(&self, worker: usize, job: &Job) -> Result<Outcome>;
+    /// Stops every warm worker; they start again on demand.
+    fn stop(&self);
+    /// Lines for the run log about the workers themselves (a restart), since last asked.
+    fn events(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Local warm workers: worker i's zygote, started on first use and again after it dies.
+pub struct Zygotes {
+    python: PathBuf,
+    slots: Vec<Mutex<Option<Zygote>>>,
+}
+
+impl Zygotes {
+    pub fn new(python: PathBuf, jobs: usize) -> Zygotes {
+        Zygotes {
+            python,
+            slots: (0..jobs).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+}
+
+impl Backend for Zygotes {
+    fn describe(&self) -> String {
+        "warm (forked from a zygote)".to_string()
+    }
+
+    fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
+        let mut slot = self.slots[worker].lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(Zygote::start(&self.python, job.original, job.env)?);
+        }
+        let result = slot.as_mut().expect("started above").run(
+            job.text,
+            job.timeout,
+            job.max_memory,
+            job.probe,
+        );
+        if result
+            .as_ref()
+            .is_err_and(|e| !e.is::<crate::process::Interrupted>())
+        {
+            // A zygote that failed is replaced before the next candidate.
+            *slot = None;
+        }
+        result
+    }
+
+    fn stop(&self) {
+        for slot in &self.slots {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+}
+
+/// Cold local processes: `PY repro.py` per candidate.
+pub fn run_cold(python: &Path, job: &Job) -> Result<Outcome> {
+    let spec = RunSpec {
+        python,
+        timeout: job.timeout,
+        env: job.env,
+        max_memory: job.max_memory,
+    };
+    match job.probe {
+        Some(source) => run_script_with(job.text, &spec, &["-c", source]),
+        None => run_script(job.text, &spec),
+    }
+}
+
 pub struct Workers {
     pub python: PathBuf,
     pub timeout: Duration,
@@ -17,11 +111,13 @@ pub struct Workers {
     /// GPU ids handed out round robin: worker i sees `CUDA_VISIBLE_DEVICES=gpus[i % n]`.
     /// Empty: the variable is left as it is.
     pub gpus: Vec<String>,
-    /// Warm mode: the script whose imports each worker's zygote preloads. `None`: every
+    /// Warm mode: the script whose imports each warm worker preloads. `None`: every
     /// candidate is a cold `PY repro.py`.
     pub warm: Option<PathBuf>,
-    /// Worker i's zygote, started on first use and again after it dies.
-    pub zygotes: Vec<Mutex<Option<Zygote>>>,
+    /// Where warm candidates run: local zygotes, or Ray actors.
+    pub backend: Box<dyn Backend>,
+    /// Whether the warm back end is remote (`--ray`): there is no falling back to cold then.
+    pub remote: bool,
     /// The memory each run's process group may hold, in bytes (`None`: no limit).
     pub max_memory: Option<u64>,
 }
@@ -29,12 +125,13 @@ pub struct Workers {
 impl Workers {
     pub fn new(python: PathBuf, timeout: Duration, jobs: usize, gpus: Vec<String>) -> Workers {
         Workers {
-            python,
+            python: python.clone(),
             timeout,
             jobs,
             gpus,
             warm: None,
-            zygotes: (0..jobs).map(|_| Mutex::new(None)).collect(),
+            backend: Box::new(Zygotes::new(python.clone(), jobs)),
+            remote: false,
             max_memory: None,
         }
     }
@@ -54,43 +151,28 @@ impl Workers {
         env: &[(String, String)],
         probe: Option<&str>,
     ) -> Result<Outcome> {
-        let Some(original) = &self.warm else {
-            let spec = RunSpec {
-                python: &self.python,
-                timeout: self.timeout,
-                env,
-                max_memory: self.max_memory,
-            };
-            return match probe {
-                Some(source) => run_script_with(text, &spec, &["-c", source]),
-                None => run_script(text, &spec),
-            };
+        let job = Job {
+            text,
+            original: self.warm.as_deref().unwrap_or(Path::new("")),
+            env,
+            probe,
+            timeout: self.timeout,
+            max_memory: self.max_memory,
         };
-        let mut slot = self.zygotes[worker]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = Some(Zygote::start(&self.python, original, env)?);
+        match &self.warm {
+            Some(_) => self.backend.run(worker, &job),
+            None => run_cold(&self.python, &job),
         }
-        let result =
-            slot.as_mut()
-                .expect("started above")
-                .run(text, self.timeout, self.max_memory, probe);
-        if result
-            .as_ref()
-            .is_err_and(|e| !e.is::<crate::process::Interrupted>())
-        {
-            // A zygote that failed is replaced before the next candidate.
-            *slot = None;
-        }
-        result
     }
 
-    /// Stops every zygote (they are started again on demand).
+    /// Stops every warm worker (they are started again on demand).
     pub fn stop_zygotes(&self) {
-        for slot in &self.zygotes {
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
+        self.backend.stop();
+    }
+
+    /// Lines for the run log about the workers since last asked (a Ray actor restarted).
+    pub fn events(&self) -> Vec<String> {
+        self.backend.events()
     }
 
     /// The environment worker `i` adds to every run.

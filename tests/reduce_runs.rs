@@ -102,11 +102,25 @@ fn the_result_is_the_same_for_any_number_of_jobs() {
         &path,
         &["--no-cache", "--jobs", "2", "-o", two.to_str().unwrap()],
     ));
-    let (one, two) = (
+    // More jobs than a window: later windows are judged speculatively.
+    let sixteen = dir.path().join("sixteen.py");
+    json(&reduce(
+        &path,
+        &[
+            "--no-cache",
+            "--jobs",
+            "16",
+            "-o",
+            sixteen.to_str().unwrap(),
+        ],
+    ));
+    let (one, two, sixteen) = (
         std::fs::read_to_string(one).unwrap(),
         std::fs::read_to_string(two).unwrap(),
+        std::fs::read_to_string(sixteen).unwrap(),
     );
     assert_eq!(one, two);
+    assert_eq!(one, sixteen);
 }
 
 #[test]

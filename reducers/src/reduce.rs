@@ -1,6 +1,6 @@
 //! The reduction loop: rounds of passes, candidates judged in fixed windows, wins merged.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::crash::Crash;
 use crate::edit::{Candidate, count_lines};
@@ -58,6 +58,12 @@ pub struct Options {
     /// Within a round, a pass is set aside after this many candidates in a row were refused;
     /// a round without progress is then run again in full before the loop calls it a fixpoint.
     pub give_up_after: usize,
+    /// How many candidates the oracle may judge at once (the workers there are): when more
+    /// than a window, the candidates of the windows after it are judged with it, speculatively.
+    /// Their verdicts are consumed in window order, exactly as if each window were judged
+    /// alone, and dropped when a win changes the script: this changes how many run at once,
+    /// never the result.
+    pub in_flight: usize,
 }
 
 impl Default for Options {
@@ -67,6 +73,7 @@ impl Default for Options {
             target_lines: Some(20),
             window: 8,
             give_up_after: 64,
+            in_flight: 0,
         }
     }
 }
@@ -112,6 +119,9 @@ pub struct Reduction {
     pub passes: Vec<PassStats>,
     pub rounds: usize,
     pub stop: StopReason,
+    /// Candidates judged speculatively (see [`Options::in_flight`]) whose verdicts a win made
+    /// stale before they were consumed.
+    pub speculative_wasted: usize,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -197,6 +207,7 @@ pub fn reduce(
         round: 0,
         pumps: Vec::new(),
         crash_misses: 0,
+        wasted: 0,
     };
     let stop = run.rounds(passes);
     if stop == StopReason::TargetReached {
@@ -213,6 +224,7 @@ pub fn reduce(
         passes: run.stats,
         rounds: run.round,
         stop,
+        speculative_wasted: run.wasted,
     })
 }
 
@@ -229,6 +241,8 @@ struct Run<'a> {
     pumps: Vec<Pump>,
     /// Rounds in a row in which a pass that reads the failure accepted nothing.
     crash_misses: usize,
+    /// Speculative verdicts dropped unconsumed.
+    wasted: usize,
 }
 
 /// See [`Run::proposals`].
@@ -379,8 +393,11 @@ impl Run<'_> {
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         let mut grown = 0;
+        // Verdicts judged ahead of their window, for the current script.
+        let mut ahead = Ahead::default();
         loop {
             if !patient && refused_in_a_row >= self.options.give_up_after {
+                self.wasted += ahead.clear();
                 return Ok(PassEnd::GaveUp);
             }
             // A pass may grow the script only so many times in a row (inlining a function that
@@ -389,10 +406,37 @@ impl Run<'_> {
             let (window, next) =
                 fill_window(&candidates, cursor, &self.current, grows, self.options);
             if window.is_empty() {
+                self.wasted += ahead.clear();
                 return Ok(PassEnd::Exhausted);
             }
             let texts: Vec<String> = window.iter().map(|(_, t)| t.clone()).collect();
-            let verdicts = self.oracle.judge(&texts)?;
+            let mut batch: Vec<String> = texts
+                .iter()
+                .filter(|t| !ahead.verdicts.contains_key(*t))
+                .cloned()
+                .collect();
+            let mut later = next;
+            while !batch.is_empty() && batch.len() < self.options.in_flight {
+                let (more, after) =
+                    fill_window(&candidates, later, &self.current, grows, self.options);
+                if more.is_empty() {
+                    break;
+                }
+                for (_, text) in more {
+                    if batch.len() < self.options.in_flight
+                        && !ahead.verdicts.contains_key(&text)
+                        && !batch.contains(&text)
+                    {
+                        batch.push(text);
+                    }
+                }
+                later = after;
+            }
+            if !batch.is_empty() {
+                let judged = self.oracle.judge(&batch)?;
+                ahead.verdicts.extend(batch.into_iter().zip(judged));
+            }
+            let verdicts: Vec<bool> = texts.iter().map(|t| ahead.take(t)).collect();
             self.stats[i].candidates += texts.len();
             let wins: Vec<usize> = (0..window.len()).filter(|&w| verdicts[w]).collect();
             let Some(&first) = wins.first() else {
@@ -435,6 +479,8 @@ impl Run<'_> {
             }
             self.current =
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
+            // Judged against the script before this win: stale.
+            self.wasted += ahead.clear();
             self.oracle
                 .progress(&progress(pass.name(), self.round, &self.current));
             if self.target_met() && !pass.finishes() {
@@ -443,6 +489,28 @@ impl Run<'_> {
             cursor = window[first].0;
             candidates = self.proposals(pass);
         }
+    }
+}
+
+/// Verdicts of candidates judged before their window came (see [`Options::in_flight`]).
+#[derive(Default)]
+struct Ahead {
+    verdicts: HashMap<String, bool>,
+}
+
+impl Ahead {
+    /// The verdict of `text`, judged in this window's batch or ahead of it.
+    fn take(&mut self, text: &str) -> bool {
+        self.verdicts
+            .remove(text)
+            .expect("every text of the window was judged")
+    }
+
+    /// Drops every verdict not consumed; returns how many there were.
+    fn clear(&mut self) -> usize {
+        let n = self.verdicts.len();
+        self.verdicts.clear();
+        n
     }
 }
 

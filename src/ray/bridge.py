@@ -1,0 +1,329 @@
+"""scrub's Ray bridge: warm workers as Ray actors.
+
+Started as `PY bridge.py ADDRESS ZYGOTE` (ZYGOTE: the path of scrub's zygote.py) under the
+repro's interpreter. It connects to the Ray cluster at ADDRESS (`auto`: the one `ray start`
+left on this machine) and answers `{"ready": true, "cpus": C, "gpus": G, "nodes": N}`, or
+`{"error": MESSAGE}` and exits when it cannot. Then it serves requests on stdin, one JSON
+object per line, each with an "id" that its answer repeats:
+
+    {"id": I, "op": "start", "original": TEXT, "actors": N, "gpus": G, "env": {...}}
+
+creates N actors, each reserving one CPU and G GPUs, that import the top-level modules of
+TEXT once (as the local zygote does) and answers `{"id": I, "actors": [{"pid": P, "node": H}]}`;
+
+    {"id": I, "op": "run", "actor": K, "text": T, "probe": SOURCE, "timeout": S, "max_memory": B}
+
+runs T on actor K: the actor forks a child that runs it as the zygote's child does (its own
+process group and temp directory), kills the group after S seconds or when it holds more than B
+bytes, and the answer is the zygote's: `{"pid", "status", "maxrss"}` with "killed" ("timeout",
+"memory" or null), "peak" (the group's sampled peak), "duration", "stdout", "stderr" and
+"events" (lines for the run log). An actor that dies is restarted by Ray (max_restarts) and the
+candidate is run again on it; the events say so. Answers come in any order.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+MAX_RESTARTS = 8
+POLL = 0.02
+SAMPLE = 0.1
+
+write_lock = threading.Lock()
+
+
+def answer(obj):
+    with write_lock:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+
+def group_rss(pgid):
+    """The resident memory of every process in group `pgid`, in bytes (as memory.rs reads it)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        try:
+            if int(fields[2]) == pgid:
+                total += int(fields[21]) * page
+        except (IndexError, ValueError):
+            pass
+    return total
+
+
+def plain_child():
+    """Undo in a forked child what a Ray worker sets up and `python script` does not: the fault
+    handler (which would add a dump of every thread to a crash's stderr) and signal handlers."""
+    import faulthandler
+    import signal
+
+    if not os.environ.get("PYTHONFAULTHANDLER"):
+        faulthandler.disable()
+    for name in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGCHLD"):
+        try:
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (OSError, ValueError):
+        pass
+
+
+def make_actor_class(ray):
+    @ray.remote
+    class Worker:
+        """A warm worker on some node: the zygote's preload once, a forked child per run."""
+
+        def __init__(self, zygote_source, original):
+            import tempfile
+
+            self.zygote = {"__name__": "scrub_zygote"}
+            exec(compile(zygote_source, "zygote.py", "exec"), self.zygote)
+            self.home = tempfile.mkdtemp(prefix="scrub-ray-")
+            path = os.path.join(self.home, "original.py")
+            with open(path, "w") as fh:
+                fh.write(original)
+            self.zygote["preload"](path)
+
+        def info(self):
+            import socket
+
+            return {"pid": os.getpid(), "node": socket.gethostname()}
+
+        def run(self, text, probe, timeout, max_memory):
+            import shutil
+            import signal
+            import tempfile
+
+            top = tempfile.mkdtemp(prefix="scrub-", dir=self.home)
+            try:
+                work = os.path.join(top, "work")
+                os.mkdir(work)
+                with open(os.path.join(work, "repro.py"), "w") as fh:
+                    fh.write(text)
+                request = {
+                    "dir": work,
+                    "script": "repro.py",
+                    "stdout": os.path.join(top, "stdout"),
+                    "stderr": os.path.join(top, "stderr"),
+                    "probe": None,
+                }
+                if probe is not None:
+                    request["probe"] = os.path.join(top, "probe.py")
+                    with open(request["probe"], "w") as fh:
+                        fh.write(probe)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                start = time.monotonic()
+                pid = os.fork()
+                if pid == 0:
+                    plain_child()
+                    self.zygote["run_child"](request)
+                try:
+                    os.setpgid(pid, pid)
+                except OSError:
+                    pass
+                killed, peak, next_sample = None, 0, start + SAMPLE
+                while True:
+                    got, status, usage = os.wait4(pid, os.WNOHANG)
+                    if got == pid:
+                        break
+                    now = time.monotonic()
+                    if killed is None and now - start >= timeout:
+                        killed = "timeout"
+                    if killed is None and now >= next_sample:
+                        next_sample = now + SAMPLE
+                        rss = group_rss(pid)
+                        peak = max(peak, rss)
+                        if max_memory is not None and rss > max_memory:
+                            killed = "memory"
+                    if killed is not None:
+                        try:
+                            os.killpg(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+                    time.sleep(POLL)
+                duration = time.monotonic() - start
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                outputs = {}
+                for name in ("stdout", "stderr"):
+                    try:
+                        with open(os.path.join(top, name), "rb") as fh:
+                            outputs[name] = fh.read().decode("utf-8", "replace")
+                    except OSError:
+                        outputs[name] = ""
+                return {
+                    "pid": pid,
+                    "status": status,
+                    "maxrss": usage.ru_maxrss * 1024,
+                    "killed": killed,
+                    "peak": peak,
+                    "duration": duration,
+                    "stdout": outputs["stdout"],
+                    "stderr": outputs["stderr"],
+                    "actor_pid": os.getpid(),
+                }
+            finally:
+                shutil.rmtree(top, ignore_errors=True)
+
+    return Worker
+
+
+class Bridge:
+    def __init__(self, ray, zygote_source):
+        self.ray = ray
+        self.zygote_source = zygote_source
+        self.Worker = make_actor_class(ray)
+        self.actors = []
+        self.pids = []
+        self.lock = threading.Lock()
+
+    def start(self, request):
+        ray = self.ray
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        env = dict(request.get("env") or {})
+        options = {
+            "num_cpus": 1,
+            "num_gpus": request.get("gpus", 0),
+            "max_restarts": MAX_RESTARTS,
+            "max_task_retries": 0,
+            "runtime_env": {"env_vars": env},
+        }
+        self.actors = [
+            self.Worker.options(**options).remote(self.zygote_source, request["original"])
+            for _ in range(request["actors"])
+        ]
+        infos = ray.get([a.info.remote() for a in self.actors])
+        self.pids = [info["pid"] for info in infos]
+        return {"actors": infos}
+
+    def run(self, request):
+        ray = self.ray
+        k = request["actor"]
+        events = []
+        for attempt in range(MAX_RESTARTS + 1):
+            actor = self.actors[k]
+            ref = actor.run.remote(
+                request["text"], request.get("probe"), request["timeout"], request.get("max_memory")
+            )
+            try:
+                result = ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+                with self.lock:
+                    old = self.pids[k]
+                new = self.wait_alive(actor)
+                with self.lock:
+                    self.pids[k] = new
+                reason = type(exc).__name__
+                events.append(
+                    f"ray: actor {k} (pid {old}) died ({reason}); Ray restarted it as pid {new}, "
+                    "its candidate runs again"
+                )
+                continue
+            result["events"] = events
+            return result
+        raise RuntimeError(f"actor {k} died {MAX_RESTARTS + 1} times in a row")
+
+    def wait_alive(self, actor):
+        """The pid of `actor` once Ray has restarted it."""
+        ray = self.ray
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                return ray.get(actor.info.remote(), timeout=60)["pid"]
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+
+def serve(bridge):
+    def handle(request):
+        try:
+            if request["op"] == "start":
+                result = bridge.start(request)
+            else:
+                result = bridge.run(request)
+        except BaseException as exc:
+            result = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+        result["id"] = request["id"]
+        answer(result)
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request["op"] == "start":
+            handle(request)
+        else:
+            threading.Thread(target=handle, args=(request,), daemon=True).start()
+
+
+def listening(address):
+    """Whether a HOST:PORT address accepts connections (`ray.init` would retry for a minute)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return True
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
+def main():
+    address, zygote_path = sys.argv[1], sys.argv[2]
+    try:
+        import ray
+    except ImportError:
+        answer({"error": "missing-ray"})
+        return 2
+    if not listening(address):
+        answer({"error": "nothing listens there (start one with `ray start --head`)"})
+        return 2
+    try:
+        with open(zygote_path) as fh:
+            zygote_source = fh.read()
+        ray.init(
+            address=address,
+            logging_level="ERROR",
+            log_to_driver=False,
+            include_dashboard=False,
+        )
+        resources = ray.cluster_resources()
+        nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+    except BaseException as exc:
+        message = str(exc).strip().splitlines()
+        answer({"error": message[0] if message else type(exc).__name__})
+        return 2
+    answer(
+        {
+            "ready": True,
+            "cpus": resources.get("CPU", 0),
+            "gpus": resources.get("GPU", 0),
+            "nodes": nodes,
+        }
+    )
+    serve(Bridge(ray, zygote_source))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
