@@ -277,12 +277,19 @@ pub fn markdown(report: &Report) -> String {
         .filter(|c| !c.ladder.is_empty())
         .collect();
     if !ladders.is_empty() {
-        out.push_str("\n| case | ladder (✓ still fails there, ✗ needs what it had) |\n|---|---|\n");
+        out.push_str("\n| case | ladder (✓ still fails there, ✗ needs what it had, – not tried) |\n|---|---|\n");
         for c in ladders {
             let rungs: Vec<String> = c
                 .ladder
                 .iter()
-                .map(|r| format!("{} {}", r.rung, if r.held { "✓" } else { "✗" }))
+                .map(|r| {
+                    let mark = match r.state {
+                        crate::ladder::State::Held => "✓",
+                        crate::ladder::State::DidNotHold => "✗",
+                        crate::ladder::State::NotTried => "–",
+                    };
+                    format!("{} {mark}", r.rung)
+                })
                 .collect();
             let _ = writeln!(out, "| {} | {} |", c.name, rungs.join(", "));
         }

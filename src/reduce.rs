@@ -336,13 +336,30 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         .to_string();
     run_dir.write("result.diff", &diff)?;
 
-    let ladder = crate::ladder::verdict(&text, &result);
+    // The rungs the result still stands on run stepped off it, cold like the final check
+    // (the loop has usually tried them: the cache then answers).
+    let mut rung_oracle = ProcessOracle::new(
+        &result,
+        &workers,
+        &cache,
+        &sig,
+        base.attempts,
+        &run_dir,
+        &console,
+    );
+    rung_oracle.pass = "ladder".to_string();
+    let ladder = crate::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
+        scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
+            .ok()
+            .map(|v| v[0])
+    });
+    let (calls, hits) = (calls + rung_oracle.calls, hits + rung_oracle.hits);
     for rung in &ladder {
         console.say(format!("ladder: {}", rung.meaning));
         run_dir.log(format!(
             "ladder: {} {}: {}",
             rung.rung,
-            if rung.held { "held" } else { "did not hold" },
+            rung.state.as_str(),
             rung.meaning
         ));
     }

@@ -11,6 +11,7 @@ pub mod passes;
 pub mod prepare;
 pub mod python;
 pub mod reduce;
+pub mod rungs;
 pub mod scopes;
 
 pub use crash::{Crash, Frame};
