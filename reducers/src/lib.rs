@@ -13,6 +13,7 @@ pub mod python;
 pub mod reduce;
 pub mod rungs;
 pub mod scopes;
+pub mod tautology;
 
 pub use crash::{Crash, Frame};
 pub use edit::{Candidate, Edit, count_lines};

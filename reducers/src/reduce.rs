@@ -6,6 +6,7 @@ use crate::crash::Crash;
 use crate::edit::{Candidate, count_lines};
 use crate::pass::Pass;
 use crate::python::{PythonVersion, Script, Stmt};
+use crate::tautology::{self, constant_asserts};
 
 /// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
 pub trait Oracle {
@@ -190,6 +191,7 @@ pub fn reduce(
         .collect();
     let mut run = Run {
         accepted: HashSet::from([current.text().to_string()]),
+        constant_asserts: constant_asserts(&current),
         current,
         stats,
         oracle,
@@ -229,6 +231,9 @@ struct Run<'a> {
     pumps: Vec<Pump>,
     /// Rounds in a row in which a pass that reads the failure accepted nothing.
     crash_misses: usize,
+    /// The asserts on constants the start had (see [`crate::tautology`]): a candidate with
+    /// more is refused unseen.
+    constant_asserts: usize,
 }
 
 /// See [`Run::proposals`].
@@ -386,8 +391,14 @@ impl Run<'_> {
             // A pass may grow the script only so many times in a row (inlining a function that
             // calls itself through another one would go on for ever).
             let grows = (pass.may_grow() && grown < MAX_GROWTH).then_some(&self.accepted);
-            let (window, next) =
-                fill_window(&candidates, cursor, &self.current, grows, self.options);
+            let (window, next) = fill_window(
+                &candidates,
+                cursor,
+                &self.current,
+                grows,
+                self.constant_asserts,
+                self.options,
+            );
             if window.is_empty() {
                 return Ok(PassEnd::Exhausted);
             }
@@ -413,7 +424,8 @@ impl Run<'_> {
             }
             if merged_parts > 1
                 && let Some(text) = merged.apply(self.current.text())
-                && Script::parse(text.as_str(), self.options.version).is_some()
+                && Script::parse(text.as_str(), self.options.version)
+                    .is_some_and(|s| constant_asserts(&s) <= self.constant_asserts)
             {
                 let verdict = self.oracle.judge(std::slice::from_ref(&text))?;
                 self.stats[i].candidates += 1;
@@ -471,14 +483,17 @@ fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate
     candidates
 }
 
-/// The next `window` candidates from `cursor` on that make the script smaller and parse, with
-/// their texts; and the index after the last one looked at. With `grows` (the scripts accepted
-/// so far), a candidate may also be larger, if it leads to a script never accepted before.
+/// The next `window` candidates from `cursor` on that make the script smaller, parse and
+/// have no more asserts on constants than `constant_asserts` (a check that checks nothing is
+/// not a repro, whatever the signature), with their texts; and the index after the last one
+/// looked at. With `grows` (the scripts accepted so far), a candidate may also be larger, if
+/// it leads to a script never accepted before.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
     current: &Script,
     grows: Option<&HashSet<String>>,
+    constant_asserts: usize,
     options: &Options,
 ) -> (Vec<(usize, String)>, usize) {
     let mut window = Vec::new();
@@ -488,7 +503,8 @@ fn fill_window(
         if let Some(text) = candidates[i].apply(current.text())
             && (smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
             && !seen.contains(&text)
-            && Script::parse(text.as_str(), options.version).is_some()
+            && Script::parse(text.as_str(), options.version)
+                .is_some_and(|s| tautology::constant_asserts(&s) <= constant_asserts)
         {
             seen.insert(text.clone());
             window.push((i, text));
