@@ -165,6 +165,7 @@ fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<(Summary, String),
         cold: args.cold,
         json: false,
         quiet: true,
+        no_control: false,
     };
     Ok(match reduce::reduce(&reduce_args) {
         Ok(Finish::Reduced(summary)) => {

@@ -71,6 +71,50 @@ fn looks_like_exception(class: &str) -> bool {
         .any(|s| last.ends_with(s))
 }
 
+/// Where a failure was raised outside the script: the innermost frame of the last traceback
+/// that is not in the script's file, among the frames inside the script's outermost one (a
+/// warm worker's or the interpreter's own frames above it do not count), as `FILE:FUNCTION`
+/// with FILE relative to `site-packages` or to the standard library's root
+/// (`torch/_dynamo/exc.py:unimplemented`, `json/decoder.py:raw_decode`). `None` when every
+/// such frame is the script's.
+pub fn site(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let tb = lines.iter().rposition(|l| l.trim_start() == TRACEBACK)?;
+    let frames: Vec<(&str, &str)> = lines[tb + 1..]
+        .iter()
+        .map_while(|l| l.starts_with([' ', '\t']).then_some(*l))
+        .filter_map(|l| frame(l))
+        .collect();
+    let script = frames.first()?.0;
+    frames
+        .iter()
+        .rev()
+        .find(|(file, _)| *file != script)
+        .map(|(file, function)| format!("{}:{function}", relative(file)))
+}
+
+/// `  File "PATH", line N, in FUNCTION` → (PATH, FUNCTION).
+fn frame(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once("\", line ")?;
+    let (_, function) = rest.split_once(", in ")?;
+    Some((file, function.trim_end()))
+}
+
+/// A library file's path from `site-packages/` or the standard library's root on.
+fn relative(file: &str) -> &str {
+    if let Some((_, inside)) = file.rsplit_once("/site-packages/") {
+        return inside;
+    }
+    if let Some(at) = file.rfind("/lib/python") {
+        let rest = &file[at + "/lib/python".len()..];
+        if let Some((_, inside)) = rest.split_once('/') {
+            return inside;
+        }
+    }
+    file
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +159,29 @@ mod tests {
     fn stderr_without_exception_has_none() {
         assert_eq!(final_exception("warning: something\n"), None);
         assert_eq!(final_exception(""), None);
+    }
+
+    #[test]
+    fn the_site_is_the_innermost_frame_outside_the_script() {
+        let stderr = "Traceback (most recent call last):\n  File \"/tmp/a/repro.py\", line 9, in <module>\n    f(x)\n  File \"/venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py\", line 5, in _fn\n    return fn(*args)\n  File \"/venv/lib/python3.11/site-packages/torch/_dynamo/exc.py\", line 30, in unimplemented\n    raise Unsupported(msg)\ntorch._dynamo.exc.Unsupported: Data-dependent branching\n";
+        assert_eq!(
+            site(stderr).as_deref(),
+            Some("torch/_dynamo/exc.py:unimplemented")
+        );
+        let stdlib = "Traceback (most recent call last):\n  File \"/tmp/b/repro.py\", line 2, in <module>\n    json.loads('')\n  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py\", line 355, in raw_decode\n    raise JSONDecodeError(\"Expecting value\", s, err.value) from None\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n";
+        assert_eq!(site(stdlib).as_deref(), Some("json/decoder.py:raw_decode"));
+    }
+
+    #[test]
+    fn a_failure_raised_by_the_script_itself_has_no_site() {
+        let stderr = "Traceback (most recent call last):\n  File \"/tmp/a/repro.py\", line 3, in <module>\n    check()\n  File \"/tmp/a/repro.py\", line 2, in check\n    raise RuntimeError('x')\nRuntimeError: x\n";
+        assert_eq!(site(stderr), None);
+        assert_eq!(site("RuntimeError: x\n"), None);
+    }
+
+    #[test]
+    fn a_library_frame_between_script_frames_is_the_site() {
+        let stderr = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 5, in <module>\n    sorted(xs, key=k)\n  File \"/usr/lib/python3.11/functools.py\", line 1, in wrapper\n    return f(a)\n  File \"/t/repro.py\", line 2, in k\n    raise KeyError(a)\nKeyError: 1\n";
+        assert_eq!(site(stderr).as_deref(), Some("functools.py:wrapper"));
     }
 }

@@ -4,8 +4,10 @@
 //! loop asks an [`Oracle`] whether candidates still fail; the binary implements it with
 //! worker processes, the tests with one-line fakes.
 
+pub mod control;
 pub mod crash;
 pub mod edit;
+pub mod kinds;
 pub mod pass;
 pub mod passes;
 pub mod prepare;

@@ -1,12 +1,13 @@
 //! The reduction loop: rounds of passes, candidates judged in fixed windows, wins merged.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::crash::Crash;
 use crate::edit::{Candidate, count_lines};
+use crate::kinds;
 use crate::pass::Pass;
 use crate::python::{PythonVersion, Script, Stmt};
-use crate::tautology::{self, constant_asserts};
+use crate::tautology::constant_asserts;
 
 /// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
 pub trait Oracle {
@@ -391,12 +392,18 @@ impl Run<'_> {
             // A pass may grow the script only so many times in a row (inlining a function that
             // calls itself through another one would go on for ever).
             let grows = (pass.may_grow() && grown < MAX_GROWTH).then_some(&self.accepted);
+            let rules = Rules {
+                constant_asserts: self.constant_asserts,
+                // The arguments the torch passes own keep their kind under any other pass.
+                kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
+                    .then(|| kinds::owned_values(&self.current)),
+            };
             let (window, next) = fill_window(
                 &candidates,
                 cursor,
                 &self.current,
                 grows,
-                self.constant_asserts,
+                &rules,
                 self.options,
             );
             if window.is_empty() {
@@ -425,7 +432,7 @@ impl Run<'_> {
             if merged_parts > 1
                 && let Some(text) = merged.apply(self.current.text())
                 && Script::parse(text.as_str(), self.options.version)
-                    .is_some_and(|s| constant_asserts(&s) <= self.constant_asserts)
+                    .is_some_and(|s| rules.allow(&s))
             {
                 let verdict = self.oracle.judge(std::slice::from_ref(&text))?;
                 self.stats[i].candidates += 1;
@@ -483,17 +490,36 @@ fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate
     candidates
 }
 
+/// What every candidate must respect, whatever the oracle says.
+struct Rules {
+    /// No more asserts on constants than the start had: a check that checks nothing is not a
+    /// repro, whatever the signature (see [`crate::tautology`]).
+    constant_asserts: usize,
+    /// The values of the arguments the torch passes own, for a pass that must keep their
+    /// kind (see [`crate::kinds`]).
+    kinds: Option<HashMap<String, HashSet<String>>>,
+}
+
+impl Rules {
+    fn allow(&self, candidate: &Script) -> bool {
+        constant_asserts(candidate) <= self.constant_asserts
+            && self
+                .kinds
+                .as_ref()
+                .is_none_or(|before| kinds::keeps_kinds(before, candidate))
+    }
+}
+
 /// The next `window` candidates from `cursor` on that make the script smaller, parse and
-/// have no more asserts on constants than `constant_asserts` (a check that checks nothing is
-/// not a repro, whatever the signature), with their texts; and the index after the last one
-/// looked at. With `grows` (the scripts accepted so far), a candidate may also be larger, if
-/// it leads to a script never accepted before.
+/// keep the `rules`, with their texts; and the index after the last one looked at. With
+/// `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to a
+/// script never accepted before.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
     current: &Script,
     grows: Option<&HashSet<String>>,
-    constant_asserts: usize,
+    rules: &Rules,
     options: &Options,
 ) -> (Vec<(usize, String)>, usize) {
     let mut window = Vec::new();
@@ -503,8 +529,7 @@ fn fill_window(
         if let Some(text) = candidates[i].apply(current.text())
             && (smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
             && !seen.contains(&text)
-            && Script::parse(text.as_str(), options.version)
-                .is_some_and(|s| tautology::constant_asserts(&s) <= constant_asserts)
+            && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s))
         {
             seen.insert(text.clone());
             window.push((i, text));

@@ -460,3 +460,28 @@ fn an_assert_never_becomes_a_check_of_constants() {
     );
     assert!(out.text.contains("assert"), "{}", out.text);
 }
+
+#[test]
+fn a_generic_pass_never_turns_a_backend_into_a_module() {
+    // Dynamo fails before it calls the backend, so an oracle that only sees the compile would
+    // take any value there.
+    let text = "import argparse\nimport torch\nparser = argparse.ArgumentParser()\nparser.add_argument(\"--backend\", default=\"eager\")\nargs = parser.parse_args()\nf = torch.compile(g, backend=args.backend, fullgraph=True)\n";
+    let out = reduce(
+        text,
+        PASSES,
+        &mut Contains(&["import torch", "torch.compile(", "backend="]),
+        &exhaustive(),
+    )
+    .unwrap();
+    let backend = out
+        .text
+        .split("backend=")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ')']).next())
+        .unwrap();
+    assert!(
+        backend == "\"eager\"" || backend == "args.backend",
+        "{}",
+        out.text
+    );
+}
