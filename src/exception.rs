@@ -77,20 +77,44 @@ fn looks_like_exception(class: &str) -> bool {
 /// with FILE relative to `site-packages` or to the standard library's root
 /// (`torch/_dynamo/exc.py:unimplemented`, `json/decoder.py:raw_decode`). `None` when every
 /// such frame is the script's.
+///
+/// A failure the script raised in another process and a library raised again here (a pool's
+/// `RemoteTraceback`, printed before the final traceback with the same header) was raised by
+/// the script: it has no site either.
 pub fn site(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().collect();
-    let tb = lines.iter().rposition(|l| l.trim_start() == TRACEBACK)?;
-    let frames: Vec<(&str, &str)> = lines[tb + 1..]
-        .iter()
-        .map_while(|l| l.starts_with([' ', '\t']).then_some(*l))
-        .filter_map(|l| frame(l))
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim_start() == TRACEBACK)
         .collect();
+    let (frames, header) = traceback_at(&lines, *starts.last()?);
     let script = frames.first()?.0;
+    let raised_by_script = starts[..starts.len() - 1].iter().any(|&at| {
+        let (earlier, earlier_header) = traceback_at(&lines, at);
+        earlier_header.trim() == header.trim()
+            && earlier.last().is_some_and(|(file, _)| *file == script)
+    });
+    if raised_by_script {
+        return None;
+    }
     frames
         .iter()
         .rev()
         .find(|(file, _)| *file != script)
         .map(|(file, function)| format!("{}:{function}", relative(file)))
+}
+
+/// The frames of the traceback whose first line is `lines[at]`, outermost first, and the
+/// header line after them (frames are indented further than the `Traceback` line).
+fn traceback_at<'a>(lines: &[&'a str], at: usize) -> (Vec<(&'a str, &'a str)>, &'a str) {
+    let indent = lines[at].len() - lines[at].trim_start().len();
+    let deeper = |l: &str| l.len() - l.trim_start().len() > indent;
+    let body: Vec<&str> = lines[at + 1..]
+        .iter()
+        .copied()
+        .take_while(|l| deeper(l) && !l.trim().is_empty() || l.trim_start().starts_with('^'))
+        .collect();
+    let header = lines.get(at + 1 + body.len()).copied().unwrap_or("");
+    (body.iter().filter_map(|l| frame(l)).collect(), header)
 }
 
 /// `  File "PATH", line N, in FUNCTION` → (PATH, FUNCTION).
@@ -183,5 +207,11 @@ mod tests {
     fn a_library_frame_between_script_frames_is_the_site() {
         let stderr = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 5, in <module>\n    sorted(xs, key=k)\n  File \"/usr/lib/python3.11/functools.py\", line 1, in wrapper\n    return f(a)\n  File \"/t/repro.py\", line 2, in k\n    raise KeyError(a)\nKeyError: 1\n";
         assert_eq!(site(stderr).as_deref(), Some("functools.py:wrapper"));
+    }
+
+    #[test]
+    fn a_failure_the_script_raised_in_a_pool_worker_has_no_site() {
+        let stderr = "multiprocessing.pool.RemoteTraceback: \n\"\"\"\nTraceback (most recent call last):\n  File \"/usr/lib/python3.11/multiprocessing/pool.py\", line 125, in worker\n    result = (True, func(*args, **kwds))\n  File \"/t/repro.py\", line 69, in verify\n    raise ValueError(\"checksum mismatch\")\nValueError: checksum mismatch\n\"\"\"\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"/t/repro.py\", line 9, in <module>\n    pool.map(verify, shards)\n  File \"/usr/lib/python3.11/multiprocessing/pool.py\", line 774, in get\n    raise self._value\nValueError: checksum mismatch\n";
+        assert_eq!(site(stderr), None);
     }
 }
