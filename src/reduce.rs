@@ -262,7 +262,15 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         args.file.display(),
         interp.identity()
     ));
-    run_dir.log(format!("control: {}", guard.note));
+    run_dir.log(format!(
+        "control: {}{}",
+        guard.note,
+        if guard.unguarded {
+            "; the result is unguarded"
+        } else {
+            ""
+        }
+    ));
     run_dir.log(format!(
         "site: {}",
         anchor
