@@ -26,6 +26,9 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) control: Option<(Suspect, PythonVersion)>,
     /// Control runs (counted in `calls` too).
     pub(crate) control_calls: usize,
+    /// For a custom implementation's control: the library calls of the original's reference
+    /// side, which every candidate's must still make.
+    pub(crate) reference_calls: Vec<String>,
     pub(crate) attempts: usize,
     pub(crate) run_dir: &'a RunDir,
     pub(crate) console: &'a Console,
@@ -60,6 +63,7 @@ impl<'a> ProcessOracle<'a> {
             anchor,
             control: None,
             control_calls: 0,
+            reference_calls: Vec::new(),
             attempts,
             run_dir,
             console,
@@ -93,8 +97,21 @@ impl<'a> ProcessOracle<'a> {
             if !verdicts[i] {
                 continue;
             }
-            let control = Script::parse(text.as_str(), version)
-                .and_then(|script| suspect.control(&script, version));
+            let script = Script::parse(text.as_str(), version);
+            let lost = script.as_ref().and_then(|script| {
+                let kept = scrub_reducers::control::reference_calls(script);
+                self.reference_calls
+                    .iter()
+                    .find(|call| !kept.contains(call))
+                    .filter(|_| suspect == Suspect::Custom)
+            });
+            if let Some(call) = lost {
+                self.run_dir
+                    .log(format!("near miss: the reference no longer calls {call}"));
+                verdicts[i] = false;
+                continue;
+            }
+            let control = script.and_then(|script| suspect.control(&script, version));
             let Some(control) = control else {
                 self.run_dir.log(format!(
                     "near miss: no control ({}) can be built",

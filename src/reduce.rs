@@ -323,6 +323,16 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         &console,
     );
     oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
+    if guard.suspect == Some(Suspect::Custom) {
+        oracle.reference_calls =
+            scrub_reducers::Script::parse(start.as_str(), interp.parser_version)
+                .map(|script| scrub_reducers::control::reference_calls(&script))
+                .unwrap_or_default();
+        run_dir.log(format!(
+            "reference kept: {}",
+            oracle.reference_calls.join(", ")
+        ));
+    }
     let options = scrub_reducers::Options {
         version: interp.parser_version,
         target_lines: (!args.exhaustive).then_some(args.target_lines),
@@ -355,6 +365,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     let history = std::mem::take(&mut oracle.history);
     let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
     let mut control_calls = oracle.control_calls;
+    let reference_calls = std::mem::take(&mut oracle.reference_calls);
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
     workers.warm = None;
     workers.stop_zygotes();
@@ -403,6 +414,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     );
     rung_oracle.pass = "ladder".to_string();
     rung_oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
+    rung_oracle.reference_calls = reference_calls;
     let ladder = crate::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
         scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
             .ok()

@@ -123,26 +123,63 @@ fn eager(script: &Script) -> Option<String> {
     apply_edits(text, &kept)
 }
 
+/// The library calls of the reference sides of the script's comparisons (see
+/// [`Suspect::Custom`]), sorted: `torch.nn.functional.rms_norm`. A candidate whose reference
+/// lost one of the original's compares the custom code with something else.
+pub fn reference_calls(script: &Script) -> Vec<String> {
+    let imports = torch_imports(script);
+    let mut out: Vec<String> = comparisons(script)
+        .into_iter()
+        .flat_map(|(_, reference)| {
+            crate::python::exprs_of(reference)
+                .into_iter()
+                .filter_map(|e| match e {
+                    Expr::Call(c) => torch_path(&imports, &c.func),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The comparisons whose one side the script computes with its own code: that side replaced
 /// by the other.
 fn reference(script: &Script) -> Option<String> {
+    let text = script.text();
+    let edits: Vec<Edit> = comparisons(script)
+        .into_iter()
+        .map(|(custom, reference)| {
+            Edit::replace(span(custom), format!("({})", &text[span(reference)]))
+        })
+        .collect();
+    if edits.is_empty() {
+        return None;
+    }
+    apply_edits(text, &edits)
+}
+
+/// The (custom, reference) sides of every comparison with exactly one side computed by the
+/// script's own code; a side that is a name bound once stands for its value.
+fn comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
     let imports = torch_imports(script);
     if imports.is_empty() {
-        return None;
+        return Vec::new();
     }
     let own = own_names(script);
     let bindings = single_bindings(script);
-    let side = |e: &'_ Expr| -> (std::ops::Range<usize>, bool) {
-        // A name bound once stands for its value.
-        if let Expr::Name(n) = e
-            && let Some(value) = bindings.iter().find(|(name, _)| *name == n.id.as_str())
-        {
-            return (span(value.1), calls_own(value.1, &own));
+    fn side<'a>(e: &'a Expr, bindings: &[(&str, &'a Expr)]) -> &'a Expr {
+        match e {
+            Expr::Name(n) => bindings
+                .iter()
+                .find(|(name, _)| *name == n.id.as_str())
+                .map_or(e, |b| b.1),
+            _ => e,
         }
-        (span(e), calls_own(e, &own))
-    };
-    let text = script.text();
-    let mut edits = Vec::new();
+    }
+    let mut out = Vec::new();
     for expr in all_exprs(script.body()) {
         let Expr::Call(call) = expr else { continue };
         let compares = matches!(
@@ -160,19 +197,14 @@ fn reference(script: &Script) -> Option<String> {
         if !compares {
             continue;
         }
-        let ((a_at, a_own), (b_at, b_own)) = (side(a), side(b));
-        let (custom, reference) = match (a_own, b_own) {
-            (true, false) => (a_at, b_at),
-            (false, true) => (b_at, a_at),
-            _ => continue,
-        };
-        let replacement = format!("({})", &text[reference]);
-        edits.push(Edit::replace(custom, replacement));
+        let (a, b) = (side(a, &bindings), side(b, &bindings));
+        match (calls_own(a, &own), calls_own(b, &own)) {
+            (true, false) => out.push((a, b)),
+            (false, true) => out.push((b, a)),
+            _ => {}
+        }
     }
-    if edits.is_empty() {
-        return None;
-    }
-    apply_edits(text, &edits)
+    out
 }
 
 /// The functions and classes the script defines, and the names bound to what they return
@@ -292,6 +324,8 @@ mod tests {
             control,
             "import torch\nfrom torch import nn\ndef fused(x):\n    return x * 2\nx = torch.randn(4)\nref = nn.LayerNorm(4)(x)\nfast = (nn.LayerNorm(4)(x))\nassert torch.allclose(ref, fast)\n"
         );
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
     }
 
     #[test]
