@@ -1,8 +1,8 @@
 """Repro: the tabular scorer crashes with a shape error after the feature store update.
 
 The nightly scoring job fails on its first batch.  Our own pre-flight check uses
-torch's wording on purpose (so that the alerting groups both), but in the failing
-run the error comes from torch itself.  Trimmed copy of scorer.py with a
+torch's wording on purpose (so that the alerting groups both) and passes: the two
+dropped columns are deprecated ones.  The error comes from torch itself.  Trimmed copy of scorer.py with a
 synthetic batch of the new feature layout; CPU, no arguments needed.
 """
 import argparse
@@ -18,7 +18,8 @@ log = logging.getLogger("scorer")
 
 FEATURES_V1 = [f"f{i:02d}" for i in range(32)]
 # The feature store dropped two deprecated columns in v2.
-FEATURES_V2 = [name for name in FEATURES_V1 if name not in ("f07", "f19")]
+DEPRECATED = {"f07", "f19"}
+FEATURES_V2 = [name for name in FEATURES_V1 if name not in DEPRECATED]
 
 MODEL_CONFIG = json.loads('{"in_features": 32, "hidden": 16, "classes": 3, "dropout": 0.1}')
 
@@ -35,13 +36,13 @@ class Scorer(nn.Module):
         return self.head(self.dropout(h))
 
 
-def check_features(batch: torch.Tensor, model: Scorer) -> None:
-    """Fail early with the same words torch would use."""
-    want = model.encoder.in_features
-    if batch.shape[-1] != want:
-        n, got = batch.shape
+def check_features(columns: List[str], model: Scorer) -> None:
+    """Fail early, with the same words torch would use, when a column the model needs is gone."""
+    missing = [c for c in FEATURES_V1 if c not in columns and c not in DEPRECATED]
+    if missing:
+        want = model.encoder.in_features
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({n}x{got} and {want}x{model.encoder.out_features})"
+            f"mat1 and mat2 shapes cannot be multiplied (missing {missing}; model takes {want} features)"
         )
 
 
@@ -51,9 +52,7 @@ def load_batch(columns: List[str], rows: int) -> torch.Tensor:
     return torch.stack([values[c] for c in columns], dim=1)
 
 
-def score(model: Scorer, batch: torch.Tensor, strict: bool) -> torch.Tensor:
-    if strict:
-        check_features(batch, model)
+def score(model: Scorer, batch: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         return model(batch).softmax(dim=-1)
 
@@ -61,7 +60,7 @@ def score(model: Scorer, batch: torch.Tensor, strict: bool) -> torch.Tensor:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="nightly scorer")
     parser.add_argument("--rows", type=int, default=4)
-    parser.add_argument("--strict", action="store_true", help="run the pre-flight feature check")
+    parser.add_argument("--no-check", action="store_true", help="skip the pre-flight feature check")
     parser.add_argument("--layout", choices=["v1", "v2"], default="v2")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -70,8 +69,10 @@ def main(argv=None) -> int:
     model = Scorer(**MODEL_CONFIG).eval()
     columns = FEATURES_V2 if args.layout == "v2" else FEATURES_V1
     log.info("scoring %d rows with %d features", args.rows, len(columns))
+    if not args.no_check:
+        check_features(columns, model)
     batch = load_batch(columns, args.rows)
-    probs = score(model, batch, args.strict)
+    probs = score(model, batch)
     best = probs.argmax(dim=-1).tolist()
     print(json.dumps({"rows": args.rows, "best": best}))
     return 0
