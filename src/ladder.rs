@@ -99,7 +99,7 @@ fn rung(step: Step, state: Result<bool, String>) -> Rung {
             "needs inductor",
         ),
         Step::Eager => (
-            "still fails with backend=eager: not a compiler bug",
+            "still fails with backend=eager: not a backend bug",
             "needs a compiling backend (aot_eager)",
         ),
     };
