@@ -46,6 +46,14 @@ def check_features(columns: List[str], model: Scorer) -> None:
         )
 
 
+def check_output(probs: torch.Tensor, rows: int, classes: int) -> None:
+    """The scorer must give one distribution per row; same words again for the alerting."""
+    if tuple(probs.shape) != (rows, classes):
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied (scorer output {tuple(probs.shape)}, expected ({rows}, {classes}))"
+        )
+
+
 def load_batch(columns: List[str], rows: int) -> torch.Tensor:
     generator = torch.Generator().manual_seed(7)
     values: Dict[str, torch.Tensor] = {c: torch.rand(rows, generator=generator) for c in columns}
@@ -73,6 +81,7 @@ def main(argv=None) -> int:
         check_features(columns, model)
     batch = load_batch(columns, args.rows)
     probs = score(model, batch)
+    check_output(probs, args.rows, MODEL_CONFIG["classes"])
     best = probs.argmax(dim=-1).tolist()
     print(json.dumps({"rows": args.rows, "best": best}))
     return 0
