@@ -172,6 +172,7 @@ fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<(Summary, String),
         max_memory: None,
         json: false,
         quiet: true,
+        no_control: false,
     };
     Ok(match reduce::reduce(&reduce_args) {
         Ok(Finish::Reduced(summary)) => {
@@ -286,12 +287,19 @@ pub fn markdown(report: &Report) -> String {
         .filter(|c| !c.ladder.is_empty())
         .collect();
     if !ladders.is_empty() {
-        out.push_str("\n| case | ladder (✓ still fails there, ✗ needs what it had) |\n|---|---|\n");
+        out.push_str("\n| case | ladder (✓ still fails there, ✗ needs what it had, – not tried) |\n|---|---|\n");
         for c in ladders {
             let rungs: Vec<String> = c
                 .ladder
                 .iter()
-                .map(|r| format!("{} {}", r.rung, if r.held { "✓" } else { "✗" }))
+                .map(|r| {
+                    let mark = match r.state {
+                        crate::ladder::State::Held => "✓",
+                        crate::ladder::State::DidNotHold => "✗",
+                        crate::ladder::State::NotTried => "–",
+                    };
+                    format!("{} {mark}", r.rung)
+                })
                 .collect();
             let _ = writeln!(out, "| {} | {} |", c.name, rungs.join(", "));
         }

@@ -170,4 +170,10 @@ pub struct ReduceArgs {
     /// Print only warnings and errors.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Count a candidate that fails the same way even when its control (the suspect,
+    /// `torch.compile` or CUDA or the script's own implementation, replaced by the reference)
+    /// does not pass, or cannot be built; the result is marked unguarded.
+    #[arg(long)]
+    pub no_control: bool,
 }

@@ -71,6 +71,74 @@ fn looks_like_exception(class: &str) -> bool {
         .any(|s| last.ends_with(s))
 }
 
+/// Where a failure was raised outside the script: the innermost frame of the last traceback
+/// that is not in the script's file, among the frames inside the script's outermost one (a
+/// warm worker's or the interpreter's own frames above it do not count), as `FILE:FUNCTION`
+/// with FILE relative to `site-packages` or to the standard library's root
+/// (`torch/_dynamo/exc.py:unimplemented`, `json/decoder.py:raw_decode`). `None` when every
+/// such frame is the script's.
+///
+/// A failure the script raised in another process and a library raised again here (a pool's
+/// `RemoteTraceback`, printed before the final traceback with the same header) was raised by
+/// the script: it has no site either.
+pub fn site(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim_start() == TRACEBACK)
+        .collect();
+    let (frames, header) = traceback_at(&lines, *starts.last()?);
+    let script = frames.first()?.0;
+    let raised_by_script = starts[..starts.len() - 1].iter().any(|&at| {
+        let (earlier, earlier_header) = traceback_at(&lines, at);
+        earlier_header.trim() == header.trim()
+            && earlier.last().is_some_and(|(file, _)| *file == script)
+    });
+    if raised_by_script {
+        return None;
+    }
+    frames
+        .iter()
+        .rev()
+        .find(|(file, _)| *file != script)
+        .map(|(file, function)| format!("{}:{function}", relative(file)))
+}
+
+/// The frames of the traceback whose first line is `lines[at]`, outermost first, and the
+/// header line after them (frames are indented further than the `Traceback` line).
+fn traceback_at<'a>(lines: &[&'a str], at: usize) -> (Vec<(&'a str, &'a str)>, &'a str) {
+    let indent = lines[at].len() - lines[at].trim_start().len();
+    let deeper = |l: &str| l.len() - l.trim_start().len() > indent;
+    let body: Vec<&str> = lines[at + 1..]
+        .iter()
+        .copied()
+        .take_while(|l| deeper(l) && !l.trim().is_empty() || l.trim_start().starts_with('^'))
+        .collect();
+    let header = lines.get(at + 1 + body.len()).copied().unwrap_or("");
+    (body.iter().filter_map(|l| frame(l)).collect(), header)
+}
+
+/// `  File "PATH", line N, in FUNCTION` → (PATH, FUNCTION).
+fn frame(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once("\", line ")?;
+    let (_, function) = rest.split_once(", in ")?;
+    Some((file, function.trim_end()))
+}
+
+/// A library file's path from `site-packages/` or the standard library's root on.
+fn relative(file: &str) -> &str {
+    if let Some((_, inside)) = file.rsplit_once("/site-packages/") {
+        return inside;
+    }
+    if let Some(at) = file.rfind("/lib/python") {
+        let rest = &file[at + "/lib/python".len()..];
+        if let Some((_, inside)) = rest.split_once('/') {
+            return inside;
+        }
+    }
+    file
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +183,35 @@ mod tests {
     fn stderr_without_exception_has_none() {
         assert_eq!(final_exception("warning: something\n"), None);
         assert_eq!(final_exception(""), None);
+    }
+
+    #[test]
+    fn the_site_is_the_innermost_frame_outside_the_script() {
+        let stderr = "Traceback (most recent call last):\n  File \"/tmp/a/repro.py\", line 9, in <module>\n    f(x)\n  File \"/venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py\", line 5, in _fn\n    return fn(*args)\n  File \"/venv/lib/python3.11/site-packages/torch/_dynamo/exc.py\", line 30, in unimplemented\n    raise Unsupported(msg)\ntorch._dynamo.exc.Unsupported: Data-dependent branching\n";
+        assert_eq!(
+            site(stderr).as_deref(),
+            Some("torch/_dynamo/exc.py:unimplemented")
+        );
+        let stdlib = "Traceback (most recent call last):\n  File \"/tmp/b/repro.py\", line 2, in <module>\n    json.loads('')\n  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py\", line 355, in raw_decode\n    raise JSONDecodeError(\"Expecting value\", s, err.value) from None\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n";
+        assert_eq!(site(stdlib).as_deref(), Some("json/decoder.py:raw_decode"));
+    }
+
+    #[test]
+    fn a_failure_raised_by_the_script_itself_has_no_site() {
+        let stderr = "Traceback (most recent call last):\n  File \"/tmp/a/repro.py\", line 3, in <module>\n    check()\n  File \"/tmp/a/repro.py\", line 2, in check\n    raise RuntimeError('x')\nRuntimeError: x\n";
+        assert_eq!(site(stderr), None);
+        assert_eq!(site("RuntimeError: x\n"), None);
+    }
+
+    #[test]
+    fn a_library_frame_between_script_frames_is_the_site() {
+        let stderr = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 5, in <module>\n    sorted(xs, key=k)\n  File \"/usr/lib/python3.11/functools.py\", line 1, in wrapper\n    return f(a)\n  File \"/t/repro.py\", line 2, in k\n    raise KeyError(a)\nKeyError: 1\n";
+        assert_eq!(site(stderr).as_deref(), Some("functools.py:wrapper"));
+    }
+
+    #[test]
+    fn a_failure_the_script_raised_in_a_pool_worker_has_no_site() {
+        let stderr = "multiprocessing.pool.RemoteTraceback: \n\"\"\"\nTraceback (most recent call last):\n  File \"/usr/lib/python3.11/multiprocessing/pool.py\", line 125, in worker\n    result = (True, func(*args, **kwds))\n  File \"/t/repro.py\", line 69, in verify\n    raise ValueError(\"checksum mismatch\")\nValueError: checksum mismatch\n\"\"\"\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"/t/repro.py\", line 9, in <module>\n    pool.map(verify, shards)\n  File \"/usr/lib/python3.11/multiprocessing/pool.py\", line 774, in get\n    raise self._value\nValueError: checksum mismatch\n";
+        assert_eq!(site(stderr), None);
     }
 }

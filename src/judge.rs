@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use scrub_reducers::{Oracle, Progress};
+use scrub_reducers::control::Suspect;
+use scrub_reducers::{Oracle, Progress, PythonVersion, Script};
 
 use crate::cache::Cache;
 use crate::console::Console;
-use crate::oracle::{Signature, Verdict, describe};
+use crate::oracle::{Anchor, Signature, Verdict, describe};
 use crate::process::{self, Outcome};
 use crate::rundir::RunDir;
 use crate::workers::Workers;
@@ -18,6 +19,16 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) workers: &'a Workers,
     pub(crate) cache: &'a Cache,
     pub(crate) sig: &'a Signature,
+    /// Where the original failed and what it computed, which a candidate must keep.
+    pub(crate) anchor: &'a Anchor,
+    /// The suspect whose control must pass for a candidate to count (see
+    /// `scrub_reducers::control`), and the version controls are parsed with.
+    pub(crate) control: Option<(Suspect, PythonVersion)>,
+    /// Control runs (counted in `calls` too).
+    pub(crate) control_calls: usize,
+    /// For a custom implementation's control: the library calls of the original's reference
+    /// side, which every candidate's must still make.
+    pub(crate) reference_calls: Vec<String>,
     pub(crate) attempts: usize,
     pub(crate) run_dir: &'a RunDir,
     pub(crate) console: &'a Console,
@@ -36,11 +47,13 @@ pub(crate) struct ProcessOracle<'a> {
 
 impl<'a> ProcessOracle<'a> {
     /// An oracle for reducing `original` on `workers`; a flaky repro gets `attempts` runs.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         original: &str,
         workers: &'a Workers,
         cache: &'a Cache,
         sig: &'a Signature,
+        anchor: &'a Anchor,
         attempts: usize,
         run_dir: &'a RunDir,
         console: &'a Console,
@@ -49,6 +62,10 @@ impl<'a> ProcessOracle<'a> {
             workers,
             cache,
             sig,
+            anchor,
+            control: None,
+            control_calls: 0,
+            reference_calls: Vec::new(),
             attempts,
             run_dir,
             console,
@@ -62,6 +79,92 @@ impl<'a> ProcessOracle<'a> {
         }
     }
 
+    /// What a run of `text` means: the signature's verdict, a near miss when the failure
+    /// moved from its anchor.
+    fn verdict(&self, text: &str, outcome: &Outcome) -> Verdict {
+        judge(self.sig, self.anchor, text, outcome)
+    }
+
+    /// Refuses, among the candidates that failed the same way, those whose control cannot be
+    /// built (the suspect is gone) or does not pass (the failure is not the suspect's).
+    fn controlled(
+        &mut self,
+        texts: &[String],
+        verdicts: &mut [bool],
+    ) -> Result<(), scrub_reducers::Interrupted> {
+        let Some((suspect, version)) = self.control else {
+            return Ok(());
+        };
+        let mut pending = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            if !verdicts[i] {
+                continue;
+            }
+            let script = Script::parse(text.as_str(), version);
+            let lost = script.as_ref().and_then(|script| {
+                let kept = scrub_reducers::control::reference_calls(script);
+                self.reference_calls
+                    .iter()
+                    .find(|call| !kept.contains(call))
+                    .filter(|_| suspect == Suspect::Custom)
+            });
+            if let Some(call) = lost {
+                self.run_dir
+                    .log(format!("near miss: the reference no longer calls {call}"));
+                verdicts[i] = false;
+                continue;
+            }
+            let control = script.and_then(|script| suspect.control(&script, version));
+            let Some(control) = control else {
+                self.run_dir.log(format!(
+                    "near miss: no control ({}) can be built",
+                    suspect.as_str()
+                ));
+                verdicts[i] = false;
+                continue;
+            };
+            let key = self.cache.key(&control);
+            match self.cache.get(&key) {
+                Some(outcome) => {
+                    self.hits += 1;
+                    verdicts[i] = passes(&outcome);
+                }
+                None => pending.push((i, control, key)),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let batch: Vec<&str> = pending.iter().map(|(_, c, _)| c.as_str()).collect();
+        let results = self.charged(batch.len(), |workers| workers.run_all(&batch));
+        self.control_calls += batch.len();
+        for ((i, control, key), result) in pending.into_iter().zip(results) {
+            let outcome = match result {
+                Ok(o) => o,
+                Err(e) if e.is::<process::Interrupted>() => {
+                    return Err(scrub_reducers::Interrupted);
+                }
+                Err(e) => {
+                    self.run_dir.log(format!("could not run a control: {e:#}"));
+                    verdicts[i] = false;
+                    continue;
+                }
+            };
+            let label = if passes(&outcome) {
+                "control passes".to_string()
+            } else {
+                format!("control fails too: {}", describe(&outcome))
+            };
+            if !passes(&outcome) {
+                self.run_dir.log(format!("near miss: {label}"));
+            }
+            self.run_dir.record(&control, &outcome, &label);
+            self.cache.put(&key, &outcome);
+            verdicts[i] = passes(&outcome);
+        }
+        Ok(())
+    }
+
     /// `run`, which runs `runs` scripts on the workers, with its time charged to the current
     /// pass and its runs counted.
     fn charged<T>(&mut self, runs: usize, run: impl FnOnce(&Workers) -> T) -> T {
@@ -70,6 +173,23 @@ impl<'a> ProcessOracle<'a> {
         *self.oracle_seconds.entry(self.pass.clone()).or_default() += start.elapsed().as_secs_f64();
         self.calls += runs;
         out
+    }
+}
+
+/// Whether a control run passed: it ran to completion.
+pub(crate) fn passes(outcome: &Outcome) -> bool {
+    outcome.status == process::Status::Exited(0)
+}
+
+/// The signature's verdict on a run of `text`, made a near miss when the failure moved from
+/// `anchor`.
+pub(crate) fn judge(sig: &Signature, anchor: &Anchor, text: &str, outcome: &Outcome) -> Verdict {
+    match sig.judge(outcome) {
+        Verdict::Same => match anchor.moved(text, outcome) {
+            Some(why) => Verdict::NearMiss(why),
+            None => Verdict::Same,
+        },
+        other => other,
     }
 }
 
@@ -82,7 +202,7 @@ impl Oracle for ProcessOracle<'_> {
             match self.cache.get(key) {
                 Some(outcome) => {
                     self.hits += 1;
-                    verdicts[i] = self.sig.judge(&outcome) == Verdict::Same;
+                    verdicts[i] = self.verdict(&texts[i], &outcome) == Verdict::Same;
                 }
                 None => pending.push(i),
             }
@@ -112,7 +232,7 @@ impl Oracle for ProcessOracle<'_> {
                     }
                 };
                 self.peak_rss = self.peak_rss.max(outcome.peak_rss);
-                let verdict = self.sig.judge(&outcome);
+                let verdict = self.verdict(&texts[i], &outcome);
                 let label = match &verdict {
                     Verdict::Same => "same failure".to_string(),
                     Verdict::NearMiss(header) => {
@@ -137,6 +257,7 @@ impl Oracle for ProcessOracle<'_> {
                 self.cache.put(&keys[i], outcome);
             }
         }
+        self.controlled(texts, &mut verdicts)?;
         Ok(verdicts)
     }
 

@@ -1,111 +1,119 @@
 //! The simplification ladder of a PyTorch repro: which simplifications the failure survived.
 //!
-//! Read off the original and the result: a rung the original stood above and the result
-//! no longer does *held* (the bug does not need it); one the result still stands on did not
-//! (as far as the reduction got). Scripts that do not mention torch have no ladder.
+//! A rung is *held* when a script stepped off it ran and still failed the same way: the
+//! result itself when the reduction left the rung, else the result stepped off it in full
+//! (see `scrub_reducers::rungs`), run like a candidate. It *did not hold* when that stepped-off
+//! script ran and did not fail the same way: only then may it say what the failure needs.
+//! It was *not tried* when no such script could be built (a backend that is not a string
+//! literal) or run, and then it says why, and nothing about the failure. Scripts that do not
+//! mention torch have no ladder.
 
+use scrub_reducers::rungs::{LADDER, Rung as Step};
+use scrub_reducers::{PythonVersion, Script};
 use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Held,
+    DidNotHold,
+    NotTried,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Held => "held",
+            State::DidNotHold => "did not hold",
+            State::NotTried => "not tried",
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rung {
     /// `cpu`, `float32`, `small_dims`, `aot_eager`, `eager`.
     pub rung: String,
-    /// Whether the result still fails on this rung.
+    pub state: State,
+    /// Whether the failure was seen on this rung (`state` is `held`).
     pub held: bool,
-    /// What it tells a triager.
+    /// What it tells a triager; for a rung not tried, why it was not.
     pub meaning: String,
 }
 
-/// The rungs the original offered, with whether the result reached them.
-pub fn verdict(original: &str, result: &str) -> Vec<Rung> {
+impl Rung {
+    /// Whether the rung ran, so that what it says is about the failure.
+    pub fn ran(&self) -> bool {
+        self.state != State::NotTried
+    }
+}
+
+/// The rungs the original stood on, each with what became of it on the result. `run` runs a
+/// script like a candidate: whether it fails the same way, `None` when it could not be run.
+pub fn verdict(
+    original: &str,
+    result: &str,
+    version: PythonVersion,
+    run: &mut dyn FnMut(&str) -> Option<bool>,
+) -> Vec<Rung> {
     if !original.contains("torch") {
         return Vec::new();
     }
+    let (Some(original), Some(result)) = (
+        Script::parse(original, version),
+        Script::parse(result, version),
+    ) else {
+        return Vec::new();
+    };
     let mut rungs = Vec::new();
-    if uses_cuda(original) {
-        rungs.push(rung(
-            "cpu",
-            !uses_cuda(result),
-            "still fails on CPU: not CUDA-specific",
-            "needs CUDA",
-        ));
-    }
-    if uses_low_or_double_precision(original) {
-        rungs.push(rung(
-            "float32",
-            !uses_low_or_double_precision(result),
-            "still fails in float32: not dtype-specific",
-            "needs its dtype",
-        ));
-    }
-    if largest_int(original) > 8 {
-        rungs.push(rung(
-            "small_dims",
-            largest_int(result) <= 8,
-            "still fails with sizes of 8 or less",
-            "needs sizes above 8",
-        ));
-    }
-    if let Some(before) = backend(original).filter(|b| *b != "eager") {
-        let after = backend(result);
-        if before == "inductor" {
-            rungs.push(rung(
-                "aot_eager",
-                matches!(after, Some("aot_eager" | "eager") | None),
-                "still fails with backend=aot_eager: not inductor-specific",
-                "needs inductor",
-            ));
+    for step in LADDER {
+        if !step.stands_on(&original) {
+            continue;
         }
-        rungs.push(rung(
-            "eager",
-            matches!(after, Some("eager") | None),
-            "still fails with backend=eager: not a compiler bug",
-            "needs a compiling backend (aot_eager)",
-        ));
+        let state = if !step.stands_on(&result) {
+            Ok(true)
+        } else {
+            match step.step_off(&result, version) {
+                Ok(text) => {
+                    run(&text).ok_or_else(|| "the stepped-off script could not be run".to_string())
+                }
+                Err(why) => Err(why),
+            }
+        };
+        rungs.push(rung(step, state));
     }
     rungs
 }
 
-/// A rung, with what it tells whether it held or not.
-fn rung(name: &str, held: bool, if_held: &str, if_not: &str) -> Rung {
+/// A rung, with what it tells for how it went.
+fn rung(step: Step, state: Result<bool, String>) -> Rung {
+    let (held, needs) = match step {
+        Step::Cpu => ("still fails on CPU: not CUDA-specific", "needs CUDA"),
+        Step::Float32 => (
+            "still fails in float32: not dtype-specific",
+            "needs its dtype",
+        ),
+        Step::SmallDims => ("still fails with sizes of 8 or less", "needs sizes above 8"),
+        Step::AotEager => (
+            "still fails with backend=aot_eager: not inductor-specific",
+            "needs inductor",
+        ),
+        Step::Eager => (
+            "still fails with backend=eager: not a backend bug",
+            "needs a compiling backend (aot_eager)",
+        ),
+    };
+    let (state, meaning) = match state {
+        Ok(true) => (State::Held, held.to_string()),
+        Ok(false) => (State::DidNotHold, needs.to_string()),
+        Err(why) => (State::NotTried, format!("not tried: {why}")),
+    };
     Rung {
-        rung: name.into(),
-        held,
-        meaning: if held { if_held } else { if_not }.into(),
+        rung: step.name().into(),
+        state,
+        held: state == State::Held,
+        meaning,
     }
-}
-
-fn uses_cuda(text: &str) -> bool {
-    text.contains("\"cuda") || text.contains("'cuda") || text.contains(".cuda(")
-}
-
-fn uses_low_or_double_precision(text: &str) -> bool {
-    ["float64", "double", "half", "bfloat16", "float16"]
-        .iter()
-        .any(|d| text.contains(d))
-}
-
-fn largest_int(text: &str) -> u64 {
-    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '.')
-        .filter_map(|word| word.parse::<u64>().ok())
-        .max()
-        .unwrap_or(0)
-}
-
-/// The backend of the script's `torch.compile`: `inductor` when it is left to the default,
-/// `None` when nothing is compiled any more.
-fn backend(text: &str) -> Option<&'static str> {
-    if !text.contains("torch.compile") && !text.contains("compile(") {
-        return None;
-    }
-    for name in ["aot_eager", "eager", "inductor"] {
-        if text.contains(&format!("backend=\"{name}\""))
-            || text.contains(&format!("backend='{name}'"))
-        {
-            return Some(name);
-        }
-    }
-    text.contains("torch.compile").then_some("inductor")
 }
 
 #[cfg(test)]
@@ -114,20 +122,28 @@ mod tests {
 
     const ORIGINAL: &str = "import torch\nx = torch.randn(1024, 1024, dtype=torch.float64).cuda()\nf = torch.compile(g)\nf(x)\n";
 
+    fn states(rungs: &[Rung]) -> Vec<(&str, State)> {
+        rungs.iter().map(|r| (r.rung.as_str(), r.state)).collect()
+    }
+
+    /// A runner that must not be called: the result left every rung itself.
+    fn never(_: &str) -> Option<bool> {
+        panic!("nothing should run")
+    }
+
     #[test]
-    fn every_rung_reached_is_reported_as_held() {
+    fn every_rung_the_result_left_held_without_a_run() {
         let result =
             "import torch\nx = torch.randn(4)\nf = torch.compile(g, backend=\"eager\")\nf(x)\n";
-        let rungs = verdict(ORIGINAL, result);
-        let names: Vec<_> = rungs.iter().map(|r| (r.rung.as_str(), r.held)).collect();
+        let rungs = verdict(ORIGINAL, result, PythonVersion::PY311, &mut never);
         assert_eq!(
-            names,
+            states(&rungs),
             [
-                ("cpu", true),
-                ("float32", true),
-                ("small_dims", true),
-                ("aot_eager", true),
-                ("eager", true)
+                ("cpu", State::Held),
+                ("float32", State::Held),
+                ("small_dims", State::Held),
+                ("aot_eager", State::Held),
+                ("eager", State::Held)
             ]
         );
         assert_eq!(
@@ -137,15 +153,56 @@ mod tests {
     }
 
     #[test]
-    fn a_result_still_on_inductor_needs_inductor() {
+    fn a_rung_the_result_stands_on_is_run_stepped_off() {
         let result = "import torch\nx = torch.randn(4).cuda()\nf = torch.compile(g)\nf(x)\n";
-        let rungs = verdict(ORIGINAL, result);
-        assert!(
-            rungs
-                .iter()
-                .any(|r| r.rung == "aot_eager" && !r.held && r.meaning == "needs inductor")
+        let mut ran = Vec::new();
+        // Fails on every rung but the CPU and inductor-free ones.
+        let rungs = verdict(ORIGINAL, result, PythonVersion::PY311, &mut |text: &str| {
+            ran.push(text.to_string());
+            Some(text.contains("cuda") && !text.contains("backend"))
+        });
+        assert_eq!(
+            states(&rungs),
+            [
+                ("cpu", State::DidNotHold),
+                ("float32", State::Held),
+                ("small_dims", State::Held),
+                ("aot_eager", State::DidNotHold),
+                ("eager", State::DidNotHold)
+            ]
         );
-        assert!(rungs.iter().any(|r| r.rung == "cpu" && !r.held));
+        assert_eq!(rungs[0].meaning, "needs CUDA");
+        assert_eq!(rungs[3].meaning, "needs inductor");
+        assert!(ran[0].contains("torch.randn(4)\n"), "{}", ran[0]);
+        assert!(ran[2].contains("backend=\"eager\""), "{}", ran[2]);
+    }
+
+    #[test]
+    fn a_rung_that_cannot_be_stepped_off_is_not_tried_and_says_why() {
+        let original =
+            "import torch\nimport argparse\nf = torch.compile(g, backend=\"aot_eager\")\nf(1)\n";
+        let result =
+            "import torch\nimport argparse\na = argparse\nf = torch.compile(g, backend=a)\nf(1)\n";
+        let rungs = verdict(original, result, PythonVersion::PY311, &mut never);
+        assert_eq!(states(&rungs), [("eager", State::NotTried)]);
+        assert!(!rungs[0].held && !rungs[0].ran());
+        assert_eq!(
+            rungs[0].meaning,
+            "not tried: the backend of torch.compile at line 4 is `a`, not a string literal"
+        );
+    }
+
+    #[test]
+    fn a_rung_whose_script_could_not_run_is_not_tried() {
+        let result =
+            "import torch\nx = torch.randn(4)\nf = torch.compile(g, backend=\"aot_eager\")\nf(x)\n";
+        let rungs = verdict(ORIGINAL, result, PythonVersion::PY311, &mut |_: &str| None);
+        let eager = rungs.iter().find(|r| r.rung == "eager").unwrap();
+        assert_eq!(eager.state, State::NotTried);
+        assert_eq!(
+            eager.meaning,
+            "not tried: the stepped-off script could not be run"
+        );
     }
 
     #[test]
@@ -153,9 +210,62 @@ mod tests {
         assert!(
             verdict(
                 "x = [0] * 1024\nraise KeyError('cuda')\n",
-                "raise KeyError('cuda')\n"
+                "raise KeyError('cuda')\n",
+                PythonVersion::PY311,
+                &mut never
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn the_issue_comment_says_nothing_of_a_rung_that_was_not_tried() {
+        use crate::issue::{minimize::Minimized, report, reproduce};
+        let original = "import torch\nx = torch.randn(64)\nf = torch.compile(g, backend=\"aot_eager\")\nf(x)\n";
+        let result = "import torch\nimport argparse\na = argparse\nf = torch.compile(g, backend=a)\nf(torch.randn(4))\n";
+        let ladder = verdict(original, result, PythonVersion::PY311, &mut never);
+        assert_eq!(
+            states(&ladder),
+            [("small_dims", State::Held), ("eager", State::NotTried)]
+        );
+        let minimized = Minimized {
+            original: "o.py".into(),
+            path: "m.py".into(),
+            original_lines: 4,
+            final_lines: 5,
+            changed: true,
+            signature: "RuntimeError".into(),
+            oracle_calls: 1,
+            verified: true,
+            ladder,
+            stages: Vec::new(),
+            text: result.into(),
+        };
+        let outcome = reproduce::Reproduction {
+            result: "same-error",
+            detail: String::new(),
+            reproduces: true,
+            ratio: "2/2".into(),
+            runs: 2,
+            seeded: false,
+            seconds: 1.0,
+            signature: None,
+            stderr_tail: String::new(),
+            stdout_tail: String::new(),
+        };
+        let versions = reproduce::Versions {
+            python: "3.11.0".into(),
+            torch: Some("2.15.0".into()),
+            interpreter: "python3".into(),
+        };
+        let comment = report::comment("", &outcome, &versions, None, Some(&minimized), None, true);
+        let needs = comment.split("What the failure needs:").nth(1).unwrap();
+        assert!(
+            needs.contains("- still fails with sizes of 8 or less"),
+            "{comment}"
+        );
+        assert!(!needs.contains("backend"), "{comment}");
+        assert!(!needs.contains("compil"), "{comment}");
+        assert!(!comment.contains("not tried"), "{comment}");
     }
 }

@@ -147,6 +147,100 @@ impl fmt::Display for Signature {
     }
 }
 
+/// What a failure must keep besides its signature, read off the original's run: where it was
+/// raised outside the script (see [`crate::exception::site`]), and for an assertion that no
+/// control guards, the values it computed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Anchor {
+    /// `torch/_dynamo/exc.py:unimplemented`; `None` when the script raised it itself.
+    pub site: Option<String>,
+    /// The numbers of the assertion's message that the script does not write: what the wrong
+    /// computation gave (`got 18830 cents`). A candidate's message must still show each, and
+    /// its text must not write them: they stay computed.
+    pub computed: Vec<String>,
+}
+
+impl Anchor {
+    /// The anchor of `text`, whose run `outcome` failed with the signature; `values` says
+    /// whether its computed values are kept (an assertion without a control).
+    pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
+        let site = crate::exception::site(&outcome.stderr);
+        let computed = match final_exception(&outcome.stderr) {
+            Some(e) if values && e.class.ends_with("AssertionError") => {
+                let first = e.message.lines().next().unwrap_or("");
+                let written = numbers(text);
+                let mut computed: Vec<String> = numbers(first)
+                    .into_iter()
+                    .filter(|n| !written.contains(n))
+                    .collect();
+                computed.sort();
+                computed.dedup();
+                computed
+            }
+            _ => Vec::new(),
+        };
+        Anchor { site, computed }
+    }
+
+    /// What moved, when a run of `text` that failed with the signature does not keep the
+    /// anchor: the failure was raised elsewhere, or a computed value is gone or written.
+    pub fn moved(&self, text: &str, outcome: &Outcome) -> Option<String> {
+        if let Some(site) = &self.site {
+            let got = crate::exception::site(&outcome.stderr);
+            if got.as_ref() != Some(site) {
+                return Some(format!(
+                    "raised at {}, not at {site}",
+                    got.as_deref().unwrap_or("the script itself")
+                ));
+            }
+        }
+        if self.computed.is_empty() {
+            return None;
+        }
+        let message = final_exception(&outcome.stderr)
+            .map(|e| e.message.lines().next().unwrap_or("").to_string())
+            .unwrap_or_default();
+        let shown = numbers(&message);
+        let written = numbers(text);
+        self.computed.iter().find_map(|n| {
+            if !shown.contains(n) {
+                Some(format!("the message no longer shows the computed {n}"))
+            } else if written.contains(n) {
+                Some(format!("the script writes the computed {n} itself"))
+            } else {
+                None
+            }
+        })
+    }
+}
+
+/// The numbers of `text`: runs of digits, with a decimal part, not inside a name.
+fn numbers(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i].is_ascii_digit()
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i + 1 < bytes.len() && bytes[i] == b'.' && bytes[i + 1].is_ascii_digit() {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        out.push(text[start..i].to_string());
+    }
+    out
+}
+
 /// `want` without dots also matches the last component of a dotted class.
 fn class_matches(want: &str, got: &str) -> bool {
     want == got || (!want.contains('.') && got.rsplit('.').next() == Some(want))
@@ -325,6 +419,53 @@ mod tests {
         assert_eq!(
             Signature::derive(&out).unwrap().to_string(),
             "RuntimeError: expected scalar type Float but found Double"
+        );
+    }
+
+    #[test]
+    fn a_candidate_raised_elsewhere_moved_its_site() {
+        let lib = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 1, in <module>\n    f()\n  File \"/v/lib/python3.11/site-packages/torch/nn/functional.py\", line 9, in linear\n    raise RuntimeError('mat1 and mat2 shapes cannot be multiplied')\nRuntimeError: mat1 and mat2 shapes cannot be multiplied\n";
+        let own = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 1, in <module>\n    raise RuntimeError('mat1 and mat2 shapes cannot be multiplied')\nRuntimeError: mat1 and mat2 shapes cannot be multiplied\n";
+        let anchor = Anchor::of("", &Outcome::exited(1, lib), false);
+        assert_eq!(
+            anchor.site.as_deref(),
+            Some("torch/nn/functional.py:linear")
+        );
+        assert_eq!(anchor.moved("", &Outcome::exited(1, lib)), None);
+        assert_eq!(
+            anchor.moved("", &Outcome::exited(1, own)).as_deref(),
+            Some("raised at the script itself, not at torch/nn/functional.py:linear")
+        );
+        // A failure the script raised itself may move within the script.
+        let free = Anchor::of("", &Outcome::exited(1, own), false);
+        assert_eq!(free.moved("", &Outcome::exited(1, lib)), None);
+    }
+
+    #[test]
+    fn the_computed_values_of_an_assertion_stay_computed() {
+        let original = "EXPECTED = 18831\ngot = total()\nassert got == EXPECTED, f'expected {EXPECTED}, got {got}'\n";
+        let run = |got: &str| {
+            Outcome::exited(
+                1,
+                &traceback(&format!("AssertionError: expected 18831, got {got}")),
+            )
+        };
+        let anchor = Anchor::of(original, &run("18830"), true);
+        assert_eq!(anchor.computed, ["18830"]);
+        assert_eq!(anchor.moved(original, &run("18830")), None);
+        assert_eq!(
+            anchor.moved(original, &run("0")).as_deref(),
+            Some("the message no longer shows the computed 18830")
+        );
+        let pasted = "assert 1 == 0, 'expected 18831, got 18830'\n";
+        assert_eq!(
+            anchor.moved(pasted, &run("18830")).as_deref(),
+            Some("the script writes the computed 18830 itself")
+        );
+        assert!(
+            Anchor::of(original, &run("18830"), false)
+                .computed
+                .is_empty()
         );
     }
 }

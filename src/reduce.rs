@@ -15,10 +15,11 @@ use crate::cli::ReduceArgs;
 use crate::console::Console;
 use crate::interpreter::Interpreter;
 use crate::judge::ProcessOracle;
-use crate::oracle::{Signature, Verdict, describe};
+use crate::oracle::{Anchor, Signature, Verdict, describe};
 use crate::process::{self, Outcome, Status};
 use crate::rundir::RunDir;
 use crate::workers::{Workers, detect_gpus};
+use scrub_reducers::control::Suspect;
 
 /// Repros are scripts; anything bigger is not one.
 const MAX_BYTES: u64 = 1024 * 1024;
@@ -44,6 +45,16 @@ pub struct Summary {
     pub output: PathBuf,
     pub run_dir: PathBuf,
     pub signature: String,
+    /// Where the original failed outside the script (`torch/_dynamo/exc.py:unimplemented`),
+    /// which every accepted candidate kept; `None` when the script raised it itself.
+    pub site: Option<String>,
+    /// The suspect whose control every accepted candidate passed (`torch.compile → eager`);
+    /// `None` when no control guarded the reduction.
+    pub control: Option<&'static str>,
+    /// A mismatch reduced without a control: nothing checked that the bug stayed.
+    pub unguarded: bool,
+    /// Control runs, counted in `oracle_calls` too.
+    pub control_runs: usize,
     pub original_lines: usize,
     pub original_bytes: usize,
     pub final_lines: usize,
@@ -246,6 +257,14 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         }
     };
     workers.timeout = timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
+    let guard = control(&start, &base.outcome, args, &interp, &workers, &console)?;
+    // The values of an assertion are kept when nothing else tells its bug from another
+    // (pure Python: no reference to compare with).
+    let anchor = Anchor::of(
+        &start,
+        &base.outcome,
+        guard.suspect.is_none() && !start.contains("torch"),
+    );
     if sig.judge(&run_one("", &workers)?) == Verdict::Same {
         bail!("the signature {sig} also matches an empty script; give a more specific --sig");
     }
@@ -262,6 +281,28 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         args.file.display(),
         interp.identity()
     ));
+    run_dir.log(format!(
+        "control: {}{}",
+        guard.note,
+        if guard.unguarded {
+            "; the result is unguarded"
+        } else {
+            ""
+        }
+    ));
+    run_dir.log(format!(
+        "site: {}",
+        anchor
+            .site
+            .as_deref()
+            .unwrap_or("none (the script raises it itself)")
+    ));
+    if !anchor.computed.is_empty() {
+        run_dir.log(format!(
+            "computed values kept: {}",
+            anchor.computed.join(", ")
+        ));
+    }
     run_dir.log(format!(
         "attempts per candidate: {} (original reproduced {})",
         base.attempts, base.ratio
@@ -290,6 +331,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         args.minifier,
         start,
         &sig,
+        &anchor,
         &base,
         &interp,
         &workers,
@@ -313,10 +355,22 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         &workers,
         &cache,
         &sig,
+        &anchor,
         base.attempts,
         &run_dir,
         &console,
     );
+    oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
+    if guard.suspect == Some(Suspect::Custom) {
+        oracle.reference_calls =
+            scrub_reducers::Script::parse(start.as_str(), interp.parser_version)
+                .map(|script| scrub_reducers::control::reference_calls(&script))
+                .unwrap_or_default();
+        run_dir.log(format!(
+            "reference kept: {}",
+            oracle.reference_calls.join(", ")
+        ));
+    }
     let options = scrub_reducers::Options {
         version: interp.parser_version,
         target_lines: (!args.exhaustive).then_some(args.target_lines),
@@ -349,6 +403,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     // The final check is always a cold process.
     let history = std::mem::take(&mut oracle.history);
     let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
+    let mut control_calls = oracle.control_calls;
+    let reference_calls = std::mem::take(&mut oracle.reference_calls);
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
     let peak_rss_candidate = oracle.peak_rss;
     workers.warm = None;
@@ -363,7 +419,16 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     let (result, verified) = if only_cosmetic {
         (text.clone(), true)
     } else {
-        verified_result(&history, &sig, base.attempts, &workers, &console)?
+        let guard = guard.suspect.map(|s| (s, interp.parser_version));
+        verified_result(
+            &history,
+            &sig,
+            &anchor,
+            guard,
+            base.attempts,
+            &workers,
+            &console,
+        )?
     };
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
@@ -375,13 +440,34 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         .to_string();
     run_dir.write("result.diff", &diff)?;
 
-    let ladder = crate::ladder::verdict(&text, &result);
+    // The rungs the result still stands on run stepped off it, cold like the final check
+    // (the loop has usually tried them: the cache then answers).
+    let mut rung_oracle = ProcessOracle::new(
+        &result,
+        &workers,
+        &cache,
+        &sig,
+        &anchor,
+        base.attempts,
+        &run_dir,
+        &console,
+    );
+    rung_oracle.pass = "ladder".to_string();
+    rung_oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
+    rung_oracle.reference_calls = reference_calls;
+    let ladder = crate::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
+        scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
+            .ok()
+            .map(|v| v[0])
+    });
+    let (calls, hits) = (calls + rung_oracle.calls, hits + rung_oracle.hits);
+    control_calls += rung_oracle.control_calls;
     for rung in &ladder {
         console.say(format!("ladder: {}", rung.meaning));
         run_dir.log(format!(
             "ladder: {} {}: {}",
             rung.rung,
-            if rung.held { "held" } else { "did not hold" },
+            rung.state.as_str(),
             rung.meaning
         ));
     }
@@ -417,6 +503,10 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         output,
         run_dir: run_dir.path().to_path_buf(),
         signature: sig.to_string(),
+        site: anchor.site.clone(),
+        control: guard.suspect.map(|s| s.as_str()),
+        unguarded: guard.unguarded,
+        control_runs: control_calls,
         original_lines: count_lines(&text),
         original_bytes: text.len(),
         final_lines: count_lines(&result),
@@ -462,6 +552,7 @@ fn minifier_stage(
     mode: crate::minifier::Mode,
     start: String,
     sig: &Signature,
+    anchor: &Anchor,
     base: &Baseline,
     interp: &Interpreter,
     workers: &Workers,
@@ -469,7 +560,7 @@ fn minifier_stage(
     console: &Console,
     prepared: &mut Vec<String>,
 ) -> Result<(String, Vec<crate::minifier::Stage>)> {
-    let plan = match crate::minifier::plan(mode, &start, sig, &base.stderr) {
+    let plan = match crate::minifier::plan(mode, &start, sig, &base.outcome.stderr) {
         Ok(plan) => plan,
         Err(why) => {
             run_dir.log(format!("minifier: not run: {why}"));
@@ -491,7 +582,7 @@ fn minifier_stage(
     let kept = match plain {
         Some(plain) => {
             stage.runs += 1;
-            if verify(&plain, sig, base.attempts, workers)? {
+            if verify(&plain, sig, anchor, base.attempts, workers)? {
                 Some(plain)
             } else {
                 stage.outcome = format!("its plain script does not fail with {sig}");
@@ -597,12 +688,18 @@ fn try_rewrite(
 fn verified_result(
     history: &[String],
     sig: &Signature,
+    anchor: &Anchor,
+    guard: Option<(Suspect, scrub_reducers::PythonVersion)>,
     attempts: usize,
     workers: &Workers,
     console: &Console,
 ) -> Result<(String, bool)> {
     for (back, candidate) in history.iter().rev().enumerate() {
-        if verify(candidate, sig, attempts, workers)? {
+        if verify(candidate, sig, anchor, attempts, workers)?
+            && guard.is_none_or(|(suspect, version)| {
+                control_passes(candidate, suspect, version, workers).unwrap_or(false)
+            })
+        {
             return Ok((candidate.clone(), back == 0));
         }
         console.warn(format!(
@@ -718,11 +815,11 @@ struct Baseline {
     duration: Duration,
     /// The most memory one of its runs held, in bytes.
     peak_rss: u64,
-    /// What the first run that failed the same way printed on stderr.
-    stderr: String,
     /// Runs a candidate gets before it counts as not failing.
     attempts: usize,
     ratio: String,
+    /// A run that failed the same way.
+    outcome: Outcome,
 }
 
 /// Runs the original twice, and five more times when the two disagree or a given signature
@@ -758,10 +855,6 @@ fn baseline(
     let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
     let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
     let peak_rss = runs.iter().map(|o| o.peak_rss).max().unwrap_or_default();
-    let stderr = runs
-        .iter()
-        .find(|o| same(o))
-        .map_or_else(String::new, |o| o.stderr.clone());
     let hits = runs.iter().filter(|o| same(o)).count();
     let timed_out = runs.iter().all(|o| o.status == Status::TimedOut);
     if hits == 0 && (timed_out || !explicit) {
@@ -775,6 +868,8 @@ fn baseline(
         );
         return Ok(BaselineEnd::DoesNotFail);
     }
+    // Every run, for one that failed the same way to read the anchor off.
+    let mut all = runs.clone();
     let (attempts, ratio) = if hits == 2 {
         (1, "2/2".to_string())
     } else {
@@ -782,6 +877,7 @@ fn baseline(
         // itself within five more runs.
         let more = run_many(text, 5, workers)?;
         let (mut total, mut runs_done) = (hits + more.iter().filter(|o| same(o)).count(), 7);
+        all.extend(more);
         if total == 0 {
             eprintln!(
                 "scrub: the original does not fail with {sig} in 7 runs: {}",
@@ -795,6 +891,7 @@ fn baseline(
             let extra = run_many(text, 13, workers)?;
             total += extra.iter().filter(|o| same(o)).count();
             runs_done += 13;
+            all.extend(extra);
         }
         let p = total as f64 / runs_done as f64;
         let attempts = if total == runs_done {
@@ -807,13 +904,17 @@ fn baseline(
         ));
         (attempts, format!("{total}/{runs_done}"))
     };
+    let outcome = all
+        .into_iter()
+        .find(|o| same(o))
+        .expect("a baseline that fails has a run that failed the same way");
     Ok(BaselineEnd::Fails(Baseline {
         signature: sig,
         duration,
         peak_rss,
-        stderr,
         attempts,
         ratio,
+        outcome,
     }))
 }
 
@@ -886,10 +987,106 @@ fn warm_up(
     Ok(warm)
 }
 
+/// How the reduction is guarded by a control.
+struct Guard {
+    /// The suspect whose control every candidate must pass.
+    suspect: Option<Suspect>,
+    /// A mismatch with no control: reduced as a signature alone allows.
+    unguarded: bool,
+    /// What the log says about it.
+    note: String,
+}
+
+/// The control of the original, run once: when it passes, the suspect it replaced is what
+/// the failure needs, and every candidate's control must pass too. A mismatch (an
+/// `AssertionError` of a torch script) without a control that passes is reduced unguarded,
+/// and says so once.
+fn control(
+    start: &str,
+    outcome: &Outcome,
+    args: &ReduceArgs,
+    interp: &Interpreter,
+    workers: &Workers,
+    console: &Console,
+) -> Result<Guard> {
+    let mismatch = start.contains("torch")
+        && crate::exception::final_exception(&outcome.stderr)
+            .is_some_and(|e| e.class.ends_with("AssertionError"));
+    let unguarded = |note: String| {
+        if mismatch {
+            console.warn(format!("{note}; the result is unguarded"));
+        }
+        Guard {
+            suspect: None,
+            unguarded: mismatch,
+            note,
+        }
+    };
+    if args.no_control {
+        return Ok(unguarded("off (--no-control)".to_string()));
+    }
+    let version = interp.parser_version;
+    let suspects = scrub_reducers::Script::parse(start, version)
+        .map(|script| Suspect::all_of(&script, version))
+        .unwrap_or_default();
+    if suspects.is_empty() {
+        return Ok(unguarded(
+            "no control can be built: no torch.compile, CUDA or own implementation compared with a reference".to_string(),
+        ));
+    }
+    // The first suspect whose control passes is the one the failure needs.
+    let mut failed = Vec::new();
+    let mut found = None;
+    for (suspect, control) in suspects {
+        let run = run_one(&control, workers)?;
+        if crate::judge::passes(&run) {
+            found = Some(suspect);
+            break;
+        }
+        failed.push(format!("{}: {}", suspect.as_str(), describe(&run)));
+    }
+    let Some(suspect) = found else {
+        return Ok(unguarded(format!(
+            "no control of the original passes ({})",
+            failed.join("; ")
+        )));
+    };
+    console.say(format!(
+        "control: {}; the original's passes, and every candidate's must",
+        suspect.as_str()
+    ));
+    Ok(Guard {
+        suspect: Some(suspect),
+        unguarded: false,
+        note: format!("{} (the original's passes)", suspect.as_str()),
+    })
+}
+
+/// Whether the control of `text` for `suspect` can be built and passes in a fresh run.
+fn control_passes(
+    text: &str,
+    suspect: Suspect,
+    version: scrub_reducers::PythonVersion,
+    workers: &Workers,
+) -> Result<bool> {
+    let Some(control) = scrub_reducers::Script::parse(text, version)
+        .and_then(|script| suspect.control(&script, version))
+    else {
+        return Ok(false);
+    };
+    Ok(crate::judge::passes(&run_one(&control, workers)?))
+}
+
 /// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.
-fn verify(text: &str, sig: &Signature, attempts: usize, workers: &Workers) -> Result<bool> {
+fn verify(
+    text: &str,
+    sig: &Signature,
+    anchor: &Anchor,
+    attempts: usize,
+    workers: &Workers,
+) -> Result<bool> {
     for _ in 0..attempts {
-        if sig.judge(&run_one(text, workers)?) == Verdict::Same {
+        if crate::judge::judge(sig, anchor, text, &run_one(text, workers)?) == Verdict::Same {
             return Ok(true);
         }
     }

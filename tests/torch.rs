@@ -289,3 +289,135 @@ fn a_compile_error_reduces_through_the_minifier_to_a_plain_script() {
         "the minifier's output stays in the run directory"
     );
 }
+
+/// Runs `text` with the venv's python: its outcome.
+fn run_torch(text: &str, python: &std::path::Path) -> scrub::process::Outcome {
+    let spec = RunSpec {
+        python,
+        timeout: Duration::from_secs(300),
+        env: &[],
+        max_memory: None,
+    };
+    run_script(text, &spec).unwrap()
+}
+
+/// The control of `text` for the suspect named `suspect` (as `--json` prints it).
+fn control_of(text: &str, suspect: &str) -> Option<String> {
+    use scrub_reducers::control::Suspect;
+    let version = scrub_reducers::PythonVersion::PY311;
+    let script = scrub_reducers::Script::parse(text, version)?;
+    Suspect::all_of(&script, version)
+        .into_iter()
+        .find(|(s, _)| s.as_str() == suspect)
+        .map(|(_, control)| control)
+}
+
+#[test]
+fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
+    let Some(python) = torch_python() else { return };
+    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    // Case, the suspect its control replaces, the site it must keep.
+    let guarded = [
+        (
+            "torch_data_dependent_eager",
+            Some("torch.compile → eager"),
+            Some("torch/_dynamo/eval_frame.py:compile_wrapper"),
+        ),
+        (
+            "torch_custom_rmsnorm",
+            Some("the script's own computation → the reference it is compared with"),
+            None,
+        ),
+        (
+            "torch_decoy_shape_message",
+            None,
+            Some("torch/nn/modules/linear.py:forward"),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, suspect, site) in guarded {
+        if !name.contains(&filter) {
+            continue;
+        }
+        let case = torch_cases().into_iter().find(|c| c.name == name).unwrap();
+        let (row, result, summary) = match reduce_case(&case, &python) {
+            Ok(done) => done,
+            Err(why) => {
+                eprintln!("{name:<28} FAILED: {why}");
+                failures.push(name);
+                continue;
+            }
+        };
+        eprintln!("{row}\n{result}");
+        let mut wrong = Vec::new();
+        if summary["control"].as_str() != suspect {
+            wrong.push(format!("control {}", summary["control"]));
+        }
+        if summary["site"].as_str() != site {
+            wrong.push(format!("site {}", summary["site"]));
+        }
+        let outcome = run_torch(&result, &python);
+        if scrub::exception::site(&outcome.stderr).as_deref() != site {
+            wrong.push(format!("the result fails elsewhere:\n{}", outcome.stderr));
+        }
+        if let Some(suspect) = suspect {
+            match control_of(&result, suspect) {
+                None => wrong.push("the suspect is gone".to_string()),
+                Some(control) => {
+                    let run = run_torch(&control, &python);
+                    if run.status != Status::Exited(0) {
+                        wrong.push(format!("its control fails:\n{control}\n{}", run.stderr));
+                    }
+                }
+            }
+        }
+        if !wrong.is_empty() {
+            eprintln!("{name}: {wrong:?}");
+            failures.push(name);
+        }
+    }
+    assert!(failures.is_empty(), "failed: {failures:?}");
+}
+
+#[test]
+fn the_inductor_accuracy_case_fails_and_its_eager_control_passes() {
+    // One inductor compile (15-40 s here); the case's full reduction runs in `scrub bench`.
+    let Some(python) = torch_python() else { return };
+    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    let name = "torch_inductor_relu_accuracy";
+    if !name.contains(&filter) {
+        return;
+    }
+    let case = torch_cases().into_iter().find(|c| c.name == name).unwrap();
+    let text = std::fs::read_to_string(case.script()).unwrap();
+    let sig = Signature::parse(&case.spec.signature).unwrap();
+    let original = run_torch(&text, &python);
+    assert_eq!(sig.judge(&original), Verdict::Same, "{}", original.stderr);
+    let control = control_of(&text, "torch.compile → eager").expect("a compile to replace");
+    assert!(!control.contains("torch.compile("), "{control}");
+    let run = run_torch(&control, &python);
+    assert_eq!(run.status, Status::Exited(0), "{}", run.stderr);
+}
+
+#[test]
+fn a_mismatch_without_a_control_is_marked_unguarded() {
+    // Two library results compared: nothing to replace by a reference.
+    let text =
+        "import torch\nx = torch.ones(2)\nassert torch.equal(x, x + 1), \"values do not match\"\n";
+    let Some((summary, _)) = reduce_json(text, "AssertionError: values do not match", &[]) else {
+        return;
+    };
+    assert_eq!(summary["unguarded"], true, "{summary}");
+    assert_eq!(summary["control"], serde_json::Value::Null, "{summary}");
+    // A compile whose eager control would pass, with the guard turned off.
+    let text = "import torch\nf = torch.compile(lambda x: x + 1, backend=\"eager\")\nassert torch.equal(f(torch.ones(2)), torch.ones(2)), \"values do not match\"\n";
+    let Some((summary, _)) = reduce_json(
+        text,
+        "AssertionError: values do not match",
+        &["--no-control"],
+    ) else {
+        return;
+    };
+    assert_eq!(summary["unguarded"], true, "{summary}");
+    assert_eq!(summary["control"], serde_json::Value::Null, "{summary}");
+}

@@ -4,15 +4,19 @@
 //! loop asks an [`Oracle`] whether candidates still fail; the binary implements it with
 //! worker processes, the tests with one-line fakes.
 
+pub mod control;
 pub mod crash;
 pub mod edit;
+pub mod kinds;
 pub mod minified;
 pub mod pass;
 pub mod passes;
 pub mod prepare;
 pub mod python;
 pub mod reduce;
+pub mod rungs;
 pub mod scopes;
+pub mod tautology;
 
 pub use crash::{Crash, Frame};
 pub use edit::{Candidate, Edit, count_lines};

@@ -4,8 +4,10 @@ use std::collections::{HashMap, HashSet};
 
 use crate::crash::Crash;
 use crate::edit::{Candidate, count_lines};
+use crate::kinds;
 use crate::pass::Pass;
 use crate::python::{PythonVersion, Script, Stmt};
+use crate::tautology::constant_asserts;
 
 /// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
 pub trait Oracle {
@@ -200,6 +202,7 @@ pub fn reduce(
         .collect();
     let mut run = Run {
         accepted: HashSet::from([current.text().to_string()]),
+        constant_asserts: constant_asserts(&current),
         current,
         stats,
         oracle,
@@ -243,6 +246,9 @@ struct Run<'a> {
     crash_misses: usize,
     /// Speculative verdicts dropped unconsumed.
     wasted: usize,
+    /// The asserts on constants the start had (see [`crate::tautology`]): a candidate with
+    /// more is refused unseen.
+    constant_asserts: usize,
 }
 
 /// See [`Run::proposals`].
@@ -403,8 +409,20 @@ impl Run<'_> {
             // A pass may grow the script only so many times in a row (inlining a function that
             // calls itself through another one would go on for ever).
             let grows = (pass.may_grow() && grown < MAX_GROWTH).then_some(&self.accepted);
-            let (window, next) =
-                fill_window(&candidates, cursor, &self.current, grows, self.options);
+            let rules = Rules {
+                constant_asserts: self.constant_asserts,
+                // The arguments the torch passes own keep their kind under any other pass.
+                kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
+                    .then(|| kinds::owned_values(&self.current)),
+            };
+            let (window, next) = fill_window(
+                &candidates,
+                cursor,
+                &self.current,
+                grows,
+                &rules,
+                self.options,
+            );
             if window.is_empty() {
                 self.wasted += ahead.clear();
                 return Ok(PassEnd::Exhausted);
@@ -417,8 +435,14 @@ impl Run<'_> {
                 .collect();
             let mut later = next;
             while !batch.is_empty() && batch.len() < self.options.in_flight {
-                let (more, after) =
-                    fill_window(&candidates, later, &self.current, grows, self.options);
+                let (more, after) = fill_window(
+                    &candidates,
+                    later,
+                    &self.current,
+                    grows,
+                    &rules,
+                    self.options,
+                );
                 if more.is_empty() {
                     break;
                 }
@@ -457,7 +481,8 @@ impl Run<'_> {
             }
             if merged_parts > 1
                 && let Some(text) = merged.apply(self.current.text())
-                && Script::parse(text.as_str(), self.options.version).is_some()
+                && Script::parse(text.as_str(), self.options.version)
+                    .is_some_and(|s| rules.allow(&s))
             {
                 let verdict = self.oracle.judge(std::slice::from_ref(&text))?;
                 self.stats[i].candidates += 1;
@@ -539,14 +564,36 @@ fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate
     candidates
 }
 
-/// The next `window` candidates from `cursor` on that make the script smaller and parse, with
-/// their texts; and the index after the last one looked at. With `grows` (the scripts accepted
-/// so far), a candidate may also be larger, if it leads to a script never accepted before.
+/// What every candidate must respect, whatever the oracle says.
+struct Rules {
+    /// No more asserts on constants than the start had: a check that checks nothing is not a
+    /// repro, whatever the signature (see [`crate::tautology`]).
+    constant_asserts: usize,
+    /// The values of the arguments the torch passes own, for a pass that must keep their
+    /// kind (see [`crate::kinds`]).
+    kinds: Option<HashMap<String, HashSet<String>>>,
+}
+
+impl Rules {
+    fn allow(&self, candidate: &Script) -> bool {
+        constant_asserts(candidate) <= self.constant_asserts
+            && self
+                .kinds
+                .as_ref()
+                .is_none_or(|before| kinds::keeps_kinds(before, candidate))
+    }
+}
+
+/// The next `window` candidates from `cursor` on that make the script smaller, parse and
+/// keep the `rules`, with their texts; and the index after the last one looked at. With
+/// `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to a
+/// script never accepted before.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
     current: &Script,
     grows: Option<&HashSet<String>>,
+    rules: &Rules,
     options: &Options,
 ) -> (Vec<(usize, String)>, usize) {
     let mut window = Vec::new();
@@ -556,7 +603,7 @@ fn fill_window(
         if let Some(text) = candidates[i].apply(current.text())
             && (smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
             && !seen.contains(&text)
-            && Script::parse(text.as_str(), options.version).is_some()
+            && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s))
         {
             seen.insert(text.clone());
             window.push((i, text));

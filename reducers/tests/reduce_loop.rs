@@ -438,3 +438,50 @@ fn stopping_at_the_target_still_drops_unused_imports() {
         out.text
     );
 }
+
+#[test]
+fn an_assert_never_becomes_a_check_of_constants() {
+    // An oracle that looks at the message only, as a signature does: without the rule the
+    // check would end as `assert 0, f"…"`.
+    let text = "def total(items):\n    return round(sum(items))\n\nitems = [1.25, 2.5]\nexpected = 4\ngot = total(items)\nassert got == expected, f\"total mismatch: expected {expected}, got {got}\"\n";
+    let out = reduce(
+        text,
+        PASSES,
+        &mut Contains(&["assert", "total mismatch"]),
+        &exhaustive(),
+    )
+    .unwrap();
+    let script = scrub_reducers::Script::parse(out.text.as_str(), Default::default()).unwrap();
+    assert_eq!(
+        scrub_reducers::tautology::constant_asserts(&script),
+        0,
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("assert"), "{}", out.text);
+}
+
+#[test]
+fn a_generic_pass_never_turns_a_backend_into_a_module() {
+    // Dynamo fails before it calls the backend, so an oracle that only sees the compile would
+    // take any value there.
+    let text = "import argparse\nimport torch\nparser = argparse.ArgumentParser()\nparser.add_argument(\"--backend\", default=\"eager\")\nargs = parser.parse_args()\nf = torch.compile(g, backend=args.backend, fullgraph=True)\n";
+    let out = reduce(
+        text,
+        PASSES,
+        &mut Contains(&["import torch", "torch.compile(", "backend="]),
+        &exhaustive(),
+    )
+    .unwrap();
+    let backend = out
+        .text
+        .split("backend=")
+        .nth(1)
+        .and_then(|rest| rest.split([',', ')']).next())
+        .unwrap();
+    assert!(
+        backend == "\"eager\"" || backend == "args.backend",
+        "{}",
+        out.text
+    );
+}

@@ -144,6 +144,7 @@ pub fn comment(
         let new: Vec<&str> = m
             .ladder
             .iter()
+            .filter(|r| r.ran())
             .map(|r| r.meaning.as_str())
             .filter(|meaning| !lower.contains(&meaning.to_ascii_lowercase()))
             .collect();

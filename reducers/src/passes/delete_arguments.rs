@@ -8,8 +8,10 @@
 //! module-level class may be replaced by that class's own bases (`class ManifestError(ReleaseError)`
 //! becomes `class ManifestError(Exception)`), so that the class in between can go.
 //! `f(**{"a": 1})` becomes `f(a=1)`, and a parameter with a default may go, each alone.
-//! The `backend=` of `torch.compile` stays: simpler_backend steps it down its ladder, and
-//! deleting it would make it inductor again.
+//! The arguments the PyTorch passes own stay (see `crate::kinds::OWNED`): the `backend=`,
+//! `mode=`, `fullgraph=` and `dynamic=` of `torch.compile` (simpler_backend steps the backend
+//! down its ladder, deleting it would make it inductor again, and drops the others), and, in
+//! a script that imports torch, every `dtype=` and `device=` (cpu_float32's).
 //!
 //! ## Example
 //! ```python
@@ -37,6 +39,7 @@ impl Pass for DeleteArguments {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
+        let torch = !super::torch_imports(script).is_empty();
         let mut out = Vec::new();
         let calls = all_exprs(script.body())
             .into_iter()
@@ -63,15 +66,20 @@ impl Pass for DeleteArguments {
                 .iter_source_order()
                 .map(|a| span(&a.range()))
                 .collect();
-            // The backend of `torch.compile` is simpler_backend's: deleting it would climb
-            // back up the ladder to inductor.
-            let backend = arguments
-                .find_keyword("backend")
-                .filter(|_| callee.ends_with("compile()"))
-                .map(span);
+            // The arguments the torch passes own are theirs to change.
+            let owned: Vec<Range<usize>> = arguments
+                .keywords
+                .iter()
+                .filter(|k| {
+                    k.arg.as_ref().is_some_and(|a| {
+                        crate::kinds::owned(a.as_str(), callee.ends_with("compile()"), torch)
+                    })
+                })
+                .map(span)
+                .collect();
             let line = line_of(text, span(arguments).start);
             let n = items.len();
-            if backend.is_none() && n > 0 {
+            if owned.is_empty() && n > 0 {
                 // A lone argument may have a trailing comma, which cannot stay alone.
                 let what = if n == 1 {
                     "the argument"
@@ -83,8 +91,8 @@ impl Pass for DeleteArguments {
                     vec![Edit::replace(span(arguments), none)],
                 ));
             }
-            if n > 1 || backend.is_some() {
-                for i in (0..n).filter(|&i| Some(&items[i]) != backend.as_ref()) {
+            if n > 1 || !owned.is_empty() {
+                for i in (0..n).filter(|&i| !owned.contains(&items[i])) {
                     out.push(Candidate::new(
                         format!("delete argument {} of {callee} at line {line}", i + 1),
                         vec![Edit::delete(list_item_range(text, &items, i))],
@@ -239,14 +247,20 @@ mod tests {
     }
 
     #[test]
-    fn the_backend_of_torch_compile_stays() {
+    fn the_keywords_of_torch_compile_stay() {
         let texts = results("torch.compile(f, fullgraph=True, backend=\"eager\")\n");
         assert_eq!(
             texts,
-            [
-                "torch.compile(f, backend=\"eager\")\n",
-                "torch.compile(fullgraph=True, backend=\"eager\")\n"
-            ]
+            ["torch.compile(fullgraph=True, backend=\"eager\")\n"]
+        );
+    }
+
+    #[test]
+    fn dtype_and_device_stay_in_a_torch_script() {
+        let texts = results("import torch\ntorch.ones(2, dtype=torch.int64, device=d)\n");
+        assert_eq!(
+            texts,
+            ["import torch\ntorch.ones(dtype=torch.int64, device=d)\n"]
         );
     }
 

@@ -1,0 +1,238 @@
+//! Checks that check nothing: an `assert` whose test reads nothing the script computes.
+//!
+//! A failing `assert total == expected` is a repro of a wrong computation only while the test
+//! reads that computation. Once a rewrite has put constants in its place (`assert 0`,
+//! `assert 18830 == 18831`, `assert x == 3` with `x = 2` the only binding of `x`) the assert
+//! fails for any program: it is a tautology, not a reduction. The loop refuses every candidate
+//! that has more such asserts than the script the reduction started from, whatever the
+//! signature; values may still be put into the statements before the check.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, is_literal, span};
+use crate::scopes::Scopes;
+
+/// How many `assert` statements of `script` test only constants: literals, names whose every
+/// binding assigns a constant or defines a function or class or imports a module (and
+/// builtins), calls of functions that return only constants, and attributes, operators,
+/// comparisons, subscripts and displays of those.
+pub fn constant_asserts(script: &Script) -> usize {
+    let asserts: Vec<&Expr> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::Assert(a) => Some(&*a.test),
+            _ => None,
+        })
+        .collect();
+    if asserts.is_empty() {
+        return 0;
+    }
+    let constants = constants(script);
+    asserts
+        .into_iter()
+        .filter(|test| is_constant(test, &constants))
+        .count()
+}
+
+/// What counts as a constant in one script: every name but those with a binding that is
+/// not a constant (builtins, classes, functions and modules are fixed objects), and functions
+/// defined once whose every `return` gives a constant (or that return nothing).
+#[derive(Default)]
+struct Constants<'a> {
+    computed: HashSet<&'a str>,
+    functions: HashSet<&'a str>,
+}
+
+/// Whether every part of `expr` is a literal, a constant name, a call of a constant
+/// function, or an operator, a comparison, a conditional or a display over those.
+fn is_constant(expr: &Expr, constants: &Constants) -> bool {
+    match expr {
+        Expr::Name(n) => !constants.computed.contains(n.id.as_str()),
+        Expr::Attribute(a) => is_constant(&a.value, constants),
+        Expr::Call(c) => {
+            matches!(&*c.func, Expr::Name(f) if constants.functions.contains(f.id.as_str()))
+        }
+        Expr::UnaryOp(u) => is_constant(&u.operand, constants),
+        Expr::Subscript(x) => is_constant(&x.value, constants) && is_constant(&x.slice, constants),
+        Expr::BinOp(b) => is_constant(&b.left, constants) && is_constant(&b.right, constants),
+        Expr::BoolOp(b) => b.values.iter().all(|v| is_constant(v, constants)),
+        Expr::Compare(c) => {
+            is_constant(&c.left, constants)
+                && c.comparators.iter().all(|v| is_constant(v, constants))
+        }
+        Expr::If(i) => [&i.test, &i.body, &i.orelse]
+            .iter()
+            .all(|e| is_constant(e, constants)),
+        Expr::Tuple(_) | Expr::List(_) | Expr::Set(_) | Expr::Dict(_) | Expr::FString(_) => {
+            exprs_of(expr)
+                .into_iter()
+                .skip(1)
+                .all(|e| is_constant(e, constants) || is_literal(e) || is_part(e))
+        }
+        e => is_literal(e),
+    }
+}
+
+/// Whether `e` is a display or an operator, whose parts `is_constant` judges one by one.
+fn is_part(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Tuple(_)
+            | Expr::List(_)
+            | Expr::Set(_)
+            | Expr::Dict(_)
+            | Expr::UnaryOp(_)
+            | Expr::BinOp(_)
+            | Expr::BoolOp(_)
+            | Expr::Compare(_)
+            | Expr::If(_)
+    )
+}
+
+/// The constant names and functions of the script; a function's constancy is settled first,
+/// then names, each as far as the other allows.
+fn constants(script: &Script) -> Constants<'_> {
+    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
+    let mut constants = Constants::default();
+    let mut defined: HashMap<&str, usize> = HashMap::new();
+    for stmt in &stmts {
+        if let Stmt::FunctionDef(f) = stmt {
+            *defined.entry(f.name.as_str()).or_default() += 1;
+        }
+    }
+    let scopes = Scopes::of(script.body());
+    // Rounds until nothing changes: a name bound to a constant function's call or to another
+    // constant name, a function returning a constant name.
+    loop {
+        let known = (constants.computed.len(), constants.functions.len());
+        for stmt in &stmts {
+            let Stmt::FunctionDef(f) = stmt else { continue };
+            if defined[f.name.as_str()] == 1
+                && !f.is_async
+                && returns_constants(&f.body, &constants)
+            {
+                constants.functions.insert(f.name.as_str());
+            }
+        }
+        // A function, a class or a module is one fixed object, not something computed.
+        let mut constant_targets: HashSet<Range<usize>> = HashSet::new();
+        let mut imports: Vec<Range<usize>> = Vec::new();
+        for stmt in &stmts {
+            match stmt {
+                Stmt::Assign(a) => {
+                    if let [Expr::Name(target)] = a.targets.as_slice()
+                        && is_constant(&a.value, &constants)
+                    {
+                        constant_targets.insert(span(target));
+                    }
+                }
+                Stmt::FunctionDef(f) => {
+                    constant_targets.insert(span(&f.name));
+                }
+                Stmt::ClassDef(c) => {
+                    constant_targets.insert(span(&c.name));
+                }
+                Stmt::Import(_) | Stmt::ImportFrom(_) => imports.push(span(*stmt)),
+                _ => {}
+            }
+        }
+        let mut computed: HashSet<&str> = HashSet::new();
+        for occurrence in scopes.occurrences.iter().filter(|o| o.binds) {
+            let in_import = imports
+                .iter()
+                .any(|i| i.start <= occurrence.range.start && occurrence.range.end <= i.end);
+            if !in_import && !constant_targets.contains(&occurrence.range) {
+                computed.insert(occurrence.name);
+            }
+        }
+        constants.computed = computed;
+        if (constants.computed.len(), constants.functions.len()) == known {
+            break;
+        }
+    }
+    constants
+}
+
+/// Whether every `return` of a function body (not of functions nested in it) gives a
+/// constant, and it never yields.
+fn returns_constants(body: &[Stmt], constants: &Constants) -> bool {
+    let mut ok = true;
+    for stmt in body {
+        match stmt {
+            Stmt::Return(r) => {
+                ok &= r.value.as_deref().is_none_or(|v| is_constant(v, constants));
+            }
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            other => {
+                for inner in crate::python::child_bodies(other) {
+                    ok &= returns_constants(inner, constants);
+                }
+                if let Stmt::Expr(e) = other {
+                    ok &= !matches!(&*e.value, Expr::Yield(_) | Expr::YieldFrom(_));
+                }
+            }
+        }
+    }
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    fn count(text: &str) -> usize {
+        constant_asserts(&Script::parse(text, PythonVersion::PY311).unwrap())
+    }
+
+    #[test]
+    fn asserts_on_literals_are_constant() {
+        assert_eq!(count("assert 0, f\"expected {18831} cents\"\n"), 1);
+        assert_eq!(count("assert 18830 == 18831\n"), 1);
+        assert_eq!(count("assert not (1 < 2 and 'a')\n"), 1);
+        assert_eq!(count("def f():\n    assert False\n"), 1);
+    }
+
+    #[test]
+    fn names_bound_only_to_constants_are_constant() {
+        assert_eq!(count("x = 2\nassert x == 3\n"), 1);
+        assert_eq!(count("x = 2\nx = -4\nassert x == (3, 4)\n"), 1);
+        assert_eq!(count("class Invoice:\n    pass\nassert 0 == Invoice\n"), 1);
+        assert_eq!(count("import math\nassert math is None\n"), 1);
+        assert_eq!(count("import math\nassert [math][0] is None\n"), 1);
+        assert_eq!(count("d = {}\nassert 0 == d.items\n"), 1);
+    }
+
+    #[test]
+    fn calls_of_functions_that_return_only_constants_are_constant() {
+        assert_eq!(
+            count("def total():\n    pass\ngot = total()\nassert got\n"),
+            1
+        );
+        assert_eq!(
+            count(
+                "def total(xs):\n    if xs:\n        return 2\n    return 3\nassert total([1]) == 4\n"
+            ),
+            1
+        );
+        assert_eq!(
+            count("def total(xs):\n    return sum(xs)\nassert total([1]) == 4\n"),
+            0
+        );
+        assert_eq!(count("def total():\n    yield 1\nassert total()\n"), 0);
+    }
+
+    #[test]
+    fn asserts_that_read_a_computation_are_checks() {
+        assert_eq!(count("assert total(items) == 18831\n"), 0);
+        assert_eq!(count("x = 2\nx += 1\nassert x == 3\n"), 0);
+        assert_eq!(count("x = round(2.5)\nassert x == 3\n"), 0);
+        assert_eq!(count("for x in range(3):\n    pass\nassert x == 3\n"), 0);
+        assert_eq!(count("def f(x=2):\n    assert x == 3\n"), 0);
+        assert_eq!(count("import torch\nassert torch.allclose(a, b)\n"), 0);
+        assert_eq!(count("d = load()\nassert d['k'] == 1\n"), 0);
+        assert_eq!(count("x = 1\n"), 0);
+    }
+}
