@@ -336,7 +336,10 @@ fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
     ];
     let mut failures = Vec::new();
     for (name, suspect, site) in guarded {
-        if !name.contains(&filter) {
+        // The data-dependent case compiles for every candidate (about ten minutes on two
+        // cores): it runs when named, and in `scrub bench`.
+        let slow = name == "torch_data_dependent_eager";
+        if !name.contains(&filter) || (slow && filter.is_empty()) {
             continue;
         }
         let case = torch_cases().into_iter().find(|c| c.name == name).unwrap();
