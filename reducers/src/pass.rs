@@ -69,7 +69,8 @@ pub trait Pass: Sync {
 /// for torch repros, and every later run is faster on a small CPU script. Then the rewrites
 /// that open up structure: unwrapping blocks, then stepping `torch.compile` down its backend
 /// ladder (once unwrapping has exposed the calls, and before the many rewrites that follow,
-/// which are judged faster under a cheaper backend), unrolling loops, running pool maps in the
+/// which are judged faster under a cheaper backend), unrolling loops and folding the
+/// `[*ITER][0]` that unrolling leaves into the first element, running pool maps in the
 /// calling process (so that their failures reach the script's own frames), replacing command-line
 /// options by their defaults (before inlining can hide the namespace), inlining calls,
 /// flattening classes instantiated once (whose former methods the next round inlines), then
@@ -88,6 +89,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &UnwrapBlocks,
     &SimplerBackend,
     &UnrollLoops,
+    &FirstElements,
     &SerialMaps,
     &ArgparseDefaults,
     &InlineCalls,
