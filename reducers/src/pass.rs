@@ -73,7 +73,8 @@ pub trait Pass: Sync {
 /// `[*ITER][0]` that unrolling leaves into the first element, running pool maps in the
 /// calling process (so that their failures reach the script's own frames), replacing command-line
 /// options by their defaults (before inlining can hide the namespace), inlining calls,
-/// flattening classes instantiated once (whose former methods the next round inlines), then
+/// flattening classes instantiated once (whose former methods the next round inlines), folding
+/// the receivers that inlining binds (`self = tok`, once per call) into their reads, then
 /// propagating the values that inlining and flattening leave bound to names. Then the small,
 /// many, cheap removals of definitions, imports, arguments and elements; expression hoisting
 /// and value shrinking last, because they propose the most candidates and are worth most on
@@ -94,6 +95,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &ArgparseDefaults,
     &InlineCalls,
     &FlattenClasses,
+    &FoldAliases,
     &PropagateValues,
     &DeleteDefinitions,
     &DropImports,
