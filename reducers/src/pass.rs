@@ -76,8 +76,8 @@ pub trait Pass: Sync {
 /// flattening classes instantiated once (whose former methods the next round inlines), folding
 /// the receivers that inlining binds (`self = tok`, once per call) into their reads, then
 /// propagating the values that inlining and flattening leave bound to names. Then the small,
-/// many, cheap removals of definitions, imports, arguments and elements; expression hoisting
-/// and value shrinking last, because they propose the most candidates and are worth most on
+/// many, cheap removals of definitions, imports, arguments and elements; expression hoisting,
+/// value shrinking and the delta debugging of literals' contents last, because they propose the most candidates and are worth most on
 /// an already small script; blank lines left behind and comments, which count as lines, are
 /// tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
@@ -103,6 +103,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &DeleteElements,
     &HoistExpressions,
     &ShrinkValues,
+    &ShrinkLiterals,
     &StripComments,
     &TidyBlankLines,
 ];
