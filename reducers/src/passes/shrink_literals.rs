@@ -22,8 +22,9 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! f-strings, docstrings (a string that is a statement of its own), literals of one unit,
-//! and displays with a starred element or a `**mapping` entry.
+//! f-strings, docstrings (a string that is a statement of its own), one-line strings of
+//! fewer than sixteen characters (`shrink_values` halves those), displays of fewer than four
+//! elements or with a starred element or a `**mapping` entry.
 
 use std::ops::Range;
 
@@ -37,6 +38,10 @@ pub struct ShrinkLiterals;
 /// The finest chunk of a long literal's characters is this fraction of them, so that one
 /// round proposes at most about twice as many candidates per literal.
 const MAX_CHUNKS: usize = 128;
+
+/// Shorter one-line strings are left to `shrink_values` (empty, either half): a key or a
+/// message is seldom data, and each would cost about twice its length in candidates a round.
+const MIN_UNITS: usize = 16;
 
 impl Pass for ShrinkLiterals {
     fn name(&self) -> &'static str {
@@ -186,7 +191,7 @@ fn chunks(
 /// The line chunks, then the character chunks, of a string's contents.
 fn string_chunks(text: &str, contents: Range<usize>, line: usize) -> Vec<Candidate> {
     let units = units(text, contents.clone());
-    if units.len() < 2 {
+    if units.len() < MIN_UNITS && !units.iter().any(|(_, newline)| *newline) {
         return Vec::new();
     }
     let mut lines = Vec::new();
@@ -298,6 +303,7 @@ mod tests {
     fn an_escape_sequence_is_one_character() {
         let texts = results("s = b'\\x41\\n'\n");
         assert_eq!(texts, ["s = b'\\n'\n", "s = b'\\x41'\n"]);
+        assert!(results("s = b'\\x41\\x42'\n").is_empty());
     }
 
     #[test]
@@ -308,6 +314,6 @@ mod tests {
 
     #[test]
     fn a_docstring_and_a_one_character_string_are_left_alone() {
-        assert!(results("def f():\n    'doc string'\nx = 'a'\n").is_empty());
+        assert!(results("def f():\n    'doc string long enough'\nx = 'calibration'\n").is_empty());
     }
 }
