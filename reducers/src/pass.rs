@@ -73,7 +73,9 @@ pub trait Pass: Sync {
 /// `[*ITER][0]` that unrolling leaves into the first element, running pool maps in the
 /// calling process (so that their failures reach the script's own frames), replacing command-line
 /// options by their defaults (before inlining can hide the namespace), inlining calls,
-/// flattening classes instantiated once (whose former methods the next round inlines), folding
+/// moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the instance
+/// is bound once), flattening classes instantiated once (whose former methods the next round
+/// inlines), folding
 /// the receivers that inlining binds (`self = tok`, once per call) into their reads, then
 /// propagating the values that inlining and flattening leave bound to names. Then the small,
 /// many, cheap removals of definitions, imports, arguments and elements; expression hoisting,
@@ -94,6 +96,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &SerialMaps,
     &ArgparseDefaults,
     &InlineCalls,
+    &ModuleMoves,
     &FlattenClasses,
     &FoldAliases,
     &PropagateValues,
