@@ -22,8 +22,9 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! f-strings, docstrings (a string that is a statement of its own), one-line strings of
-//! fewer than sixteen characters (`shrink_values` halves those), displays of fewer than four
+//! f-strings, docstrings (a string that is a statement of its own), strings of fewer than
+//! sixteen characters that hold only letters, digits, spaces and `_-./` (`shrink_values`
+//! halves those), displays of fewer than four
 //! elements or with a starred element or a `**mapping` entry.
 
 use std::ops::Range;
@@ -39,8 +40,9 @@ pub struct ShrinkLiterals;
 /// round proposes at most about twice as many candidates per literal.
 const MAX_CHUNKS: usize = 128;
 
-/// Shorter one-line strings are left to `shrink_values` (empty, either half): a key or a
-/// message is seldom data, and each would cost about twice its length in candidates a round.
+/// Shorter strings of words are left to `shrink_values` (empty, either half): a key or a
+/// name is seldom data, and each would cost about twice its length in candidates a round.
+/// A short string with punctuation (`'{"l": "\\P'`) may be data, and is shrunk.
 const MIN_UNITS: usize = 16;
 
 impl Pass for ShrinkLiterals {
@@ -191,7 +193,10 @@ fn chunks(
 /// The line chunks, then the character chunks, of a string's contents.
 fn string_chunks(text: &str, contents: Range<usize>, line: usize) -> Vec<Candidate> {
     let units = units(text, contents.clone());
-    if units.len() < MIN_UNITS && !units.iter().any(|(_, newline)| *newline) {
+    let structured = text[contents.clone()]
+        .chars()
+        .any(|c| !(c.is_alphanumeric() || " _-./".contains(c)));
+    if units.len() < 2 || units.len() < MIN_UNITS && !structured {
         return Vec::new();
     }
     let mut lines = Vec::new();
@@ -303,7 +308,8 @@ mod tests {
     fn an_escape_sequence_is_one_character() {
         let texts = results("s = b'\\x41\\n'\n");
         assert_eq!(texts, ["s = b'\\n'\n", "s = b'\\x41'\n"]);
-        assert!(results("s = b'\\x41\\x42'\n").is_empty());
+        assert!(results("s = 'eu-west-3'\n").is_empty());
+        assert_eq!(results("s = '{1}'\n").len(), 4);
     }
 
     #[test]
