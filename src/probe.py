@@ -5,7 +5,8 @@
 # that line, and of every argument of a call there that calls nothing itself, as code that
 # rebuilds it: a Python literal, a module-level class or function of the script, or a
 # constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
-# numpy array, under the names the script imports torch and numpy as. A rebuilt value is
+# numpy array, under the names the script imports torch and numpy as (not for an
+# AssertionError, whose check would then compare rebuilt values). A rebuilt value is
 # equivalent, not equal (a large tensor becomes random numbers of its shape): the oracle
 # decides whether it still fails. The report is the last stderr line, after "scrub-probe: ".
 import ast
@@ -318,7 +319,7 @@ def handled_names(tree, line):
     ]
 
 
-def frame_facts(frame, line, source, tree, handled, path):
+def frame_facts(frame, line, source, tree, handled, path, rebuild=True):
     values = {}
     scope = dict(frame.f_locals)
     # Python unbinds `except ... as exc` when the handler raises: give it back its exception.
@@ -345,7 +346,7 @@ def frame_facts(frame, line, source, tree, handled, path):
             shown = (
                 literal(value)
                 or named(value, frame.f_globals)
-                or constructor(value, frame.f_globals)
+                or (constructor(value, frame.f_globals) if rebuild else None)
             )
             if shown is not None and not (node in passed and shown == text):
                 values[text] = shown
@@ -376,8 +377,11 @@ def report(exc, path):
     if len(frames) > MAX_FRAMES:
         frames = frames[:1] + frames[1 - MAX_FRAMES:]
     frames = frames[::-1]
+    # An accuracy check (`assert_close(actual, expected)`) fed rebuilt random tensors would
+    # fail without the computation it checks: no constructors for an AssertionError.
+    rebuild = not isinstance(exc, AssertionError)
     facts = [
-        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path)
+        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path, rebuild)
         for i, (f, line) in enumerate(frames)
     ]
     sys.stderr.write("\nscrub-probe: " + json.dumps(facts) + "\n")

@@ -252,3 +252,19 @@ fn the_probe_rebuilds_the_tensors_and_modules_a_failing_line_reads() {
     assert_eq!(value("a"), "np.array([1.0, 1.0, 1.0], dtype=np.float64)");
     assert_eq!(value("torch.float16"), "torch.float16");
 }
+
+#[test]
+fn the_probe_rebuilds_nothing_for_an_accuracy_check() {
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\ndef check(actual, expected):\n    torch.testing.assert_close(actual, expected)\ncheck(torch.zeros(20), torch.ones(20))\n";
+    let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
+    let crash = scrub::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    assert!(
+        crash.frames[0]
+            .values
+            .iter()
+            .all(|(e, _)| e == "torch.testing.assert_close"),
+        "{:?}",
+        crash.frames[0].values
+    );
+}
