@@ -6,8 +6,8 @@
 //! - a list or tuple display: its first element (`[-1]`: its last); a dict display: its first
 //!   key, with `.items()` its first key and value, with `.values()` its first value;
 //! - `enumerate(xs)` → `(0, [*xs][0])` (the `start` when given); `zip(a, b)` →
-//!   `([*a][0], [*b][0])`; `map(f, xs)` → `f([*xs][0])`; `iter(xs)` → `[*xs][0]`;
-//!   `range(a, …)` → `a`, `range(n)` → `0`;
+//!   `([*a][0], [*b][0])`, and so does `itertools.product(a, b)`; `map(f, xs)` →
+//!   `f([*xs][0])`; `iter(xs)` → `[*xs][0]`; `range(a, …)` → `a`, `range(n)` → `0`;
 //! - a comprehension with one `for n in xs` and no condition: its element with `n` replaced by
 //!   `[*xs][0]` (`{c: c for c in (a,)}.items()` → `([*(a,)][0], [*(a,)][0])`, which the next
 //!   round folds to `(a, a)`);
@@ -277,6 +277,10 @@ fn first(script: &Script, iter: &Expr) -> Option<String> {
                 firsts.join(", ")
             ))
         }
+        _ if calls(call, "product") && !args.is_empty() && keywords.is_empty() => {
+            let parts: Vec<String> = args.iter().map(|a| first_of(script.slice(a))).collect();
+            Some(tuple(&parts))
+        }
         _ if calls(call, "TensorDataset") && !args.is_empty() && keywords.is_empty() => {
             let rows: Vec<String> = args
                 .iter()
@@ -428,6 +432,14 @@ mod tests {
         assert_eq!(
             folds("p, g = [*zip(ps, gs)][0]\n"),
             ["p, g = ([*ps][0], [*gs][0])\n"]
+        );
+    }
+
+    #[test]
+    fn a_product_folds_to_the_first_element_of_each() {
+        assert_eq!(
+            folds("s, d = [*itertools.product([1], [t])][0]\n"),
+            ["s, d = ([*[1]][0], [*[t]][0])\n"]
         );
     }
 
