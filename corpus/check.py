@@ -49,6 +49,9 @@ EXPECTED_KEYS = {
     "needs": list,
     "flaky": bool,
 }
+OPTIONAL_KEYS = {
+    "byte_bound": int,
+}
 
 
 # --------------------------------------------------------------------------
@@ -403,9 +406,9 @@ def load_case(case_dir):
     meta = parse_toml(text)
     if not text.lstrip().startswith("#"):
         problems.append("case.toml should start with a one-line comment")
-    if set(meta) != set(EXPECTED_KEYS):
+    if not set(EXPECTED_KEYS) <= set(meta) <= set(EXPECTED_KEYS) | set(OPTIONAL_KEYS):
         problems.append("case.toml keys %s != %s" % (sorted(meta), sorted(EXPECTED_KEYS)))
-    for key, typ in EXPECTED_KEYS.items():
+    for key, typ in {**EXPECTED_KEYS, **OPTIONAL_KEYS}.items():
         if key in meta and not (isinstance(meta[key], typ) and
                                 not (typ is int and isinstance(meta[key], bool))):
             problems.append("case.toml %s has wrong type" % key)

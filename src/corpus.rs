@@ -14,6 +14,10 @@ pub struct CaseSpec {
     pub bound: usize,
     /// The size of the smallest version a person writes by hand.
     pub hand_bound: usize,
+    /// The most bytes the reduction may end with, for a case whose failure hangs on data
+    /// inside a literal (where lines alone do not show what is left).
+    #[serde(default)]
+    pub byte_bound: Option<usize>,
     #[serde(default)]
     pub exercises: Vec<String>,
     /// Python modules the case imports beyond the standard library.

@@ -2,8 +2,13 @@
 # raises, reports where (a warm worker calls `report` itself): for each frame of repro.py on
 # the traceback (innermost first; the three innermost and the outermost) the line it was executing, the names local to
 # its function, and the value of every name, attribute and subscript read by the statement on
-# that line, when the value reads back as a Python literal or is a module-level class or
-# function of the script. The report is the last stderr line, after "scrub-probe: ".
+# that line, and of every argument of a call there that calls nothing itself, as code that
+# rebuilds it: a Python literal, a module-level class or function of the script, or a
+# constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
+# numpy array, under the names the script imports torch and numpy as (not for an
+# AssertionError, whose check would then compare rebuilt values). A rebuilt value is
+# equivalent, not equal (a large tensor becomes random numbers of its shape): the oracle
+# decides whether it still fails. The report is the last stderr line, after "scrub-probe: ".
 import ast
 import json
 import runpy
@@ -12,6 +17,8 @@ import types
 
 MAX_FRAMES = 4
 MAX_VALUE = 4000
+# Tensors and arrays with at most this many elements keep their values.
+MAX_EXACT = 16
 
 
 def literal(value):
@@ -34,6 +41,254 @@ def named(value, globals_):
     if isinstance(name, str) and globals_.get(name) is value:
         return name
     return None
+
+
+def module_name(globals_, module):
+    """The name the script's globals bind `module` to (its own name first), or None."""
+    if module is None:
+        return None
+    name = module.__name__
+    if globals_.get(name) is module:
+        return name
+    for key, value in globals_.items():
+        if value is module and isinstance(key, str):
+            return key
+    return None
+
+
+def number_text(x):
+    """A Python number as code, NaN and infinities included."""
+    if isinstance(x, float):
+        if x != x:
+            return "float('nan')"
+        if x in (float("inf"), float("-inf")):
+            return "float('%s')" % ("inf" if x > 0 else "-inf")
+    return repr(x)
+
+
+def nested_text(values):
+    if isinstance(values, list):
+        return "[" + ", ".join(nested_text(v) for v in values) + "]"
+    return number_text(values)
+
+
+def shape_text(shape):
+    """`(4, 20)`, `(4,)` or `()`."""
+    shape = [str(n) for n in shape]
+    return "(%s,)" % shape[0] if len(shape) == 1 else "(%s)" % ", ".join(shape)
+
+
+def tensor_code(t, torch, tn):
+    """Code that builds a tensor like `t`: its values when small, else its shape and kind."""
+    if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
+        return None
+    if t.is_quantized or t.is_meta or t.dtype in (torch.complex32,) or not t.dtype.is_floating_point and t.dtype not in (
+        torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64
+    ):
+        return None
+    suffix = ""
+    base = t.detach()
+    if not t.is_contiguous() and t.dim() >= 2 and t.transpose(-1, -2).is_contiguous():
+        base, suffix = base.transpose(-1, -2), ".transpose(-1, -2)"
+    elif not t.is_contiguous() and t.dim() >= 1:
+        suffix = "[..., ::2]"
+    dtype = tn + "." + str(t.dtype).split(".")[-1]
+    extra = []
+    if t.device.type != "cpu":
+        extra.append("device=%r" % str(t.device))
+    leaf_grad = t.requires_grad and t.is_leaf and type(t) is torch.Tensor
+    if leaf_grad:
+        extra.append("requires_grad=True")
+    shape = list(base.shape)
+    if suffix == "[..., ::2]":
+        shape[-1] *= 2
+    values = base.cpu()
+    if t.numel() <= MAX_EXACT and not suffix.startswith("["):
+        default = {
+            torch.bool: "bool", torch.int64: "int", torch.get_default_dtype(): "float",
+        }
+        kind = default.get(t.dtype)
+        python = {bool: "bool", int: "int", float: "float"}
+        listed = values.tolist()
+        first = listed
+        while isinstance(first, list) and first:
+            first = first[0]
+        same = kind is not None and (first == [] or python.get(type(first)) == kind)
+        args = [nested_text(listed)] + ([] if same else ["dtype=" + dtype]) + extra
+        code = "%s.tensor(%s)" % (tn, ", ".join(args))
+    else:
+        size = ", ".join(str(n) for n in shape)
+        dtype_arg = [] if t.dtype == torch.get_default_dtype() else ["dtype=" + dtype]
+        flat = values.reshape(-1)
+        if t.dtype.is_floating_point:
+            if bool(torch.isnan(flat).all()):
+                fill = "float('nan')"
+            elif bool(torch.isnan(flat).any()):
+                fill = None
+            elif bool((flat == 0).all()):
+                fill = "0"
+            elif bool((flat == 1).all()):
+                fill = "1"
+            else:
+                fill = None
+            if fill == "0":
+                code = "%s.zeros(%s)" % (tn, ", ".join([size] + dtype_arg + extra))
+            elif fill == "1":
+                code = "%s.ones(%s)" % (tn, ", ".join([size] + dtype_arg + extra))
+            elif fill is not None:
+                code = "%s.full(%s, %s)" % (tn, shape_text(shape), ", ".join([fill] + dtype_arg + extra))
+            elif bool(torch.isnan(flat).any()):
+                # NaNs among numbers: random numbers with a NaN first.
+                code = "%s.randn(%s).index_fill_(0, %s.tensor([0]), float('nan'))" % (
+                    tn, ", ".join([str(flat.numel())] + dtype_arg), tn)
+                code = "%s.reshape(%s)" % (code, size)
+                if leaf_grad:
+                    code += ".requires_grad_()"
+            else:
+                code = "%s.randn(%s)" % (tn, ", ".join([size] + dtype_arg + extra))
+        else:
+            # Integers (indices, labels) keep their largest value everywhere: an index out of
+            # range stays out of range; booleans keep whether any is true.
+            top = bool(flat.any()) if t.dtype == torch.bool else int(flat.max()) if flat.numel() else 0
+            code = "%s.full(%s, %r, dtype=%s)" % (tn, shape_text(shape), top, dtype)
+            if extra and extra[0].startswith("device"):
+                code = code[:-1] + ", " + extra[0] + ")"
+    code += suffix
+    if type(t) is torch.nn.Parameter:
+        code = "%s.nn.Parameter(%s%s)" % (tn, code, "" if t.requires_grad else ", requires_grad=False")
+    elif t.requires_grad and not t.is_leaf:
+        code += ".requires_grad_().clone()" if "requires_grad" not in code else ".clone()"
+    return code
+
+
+def module_code(m, torch, tn, moved=True):
+    """`torch.nn.Linear(400, 1024)` for a module of a standard torch.nn class, from its own
+    attributes, moved to its parameters' dtype and device; checked by building it."""
+    import inspect
+
+    cls = type(m)
+    if not cls.__module__.startswith("torch.nn.modules") or getattr(torch.nn, cls.__name__, None) is not cls:
+        return None
+    if isinstance(m, (torch.nn.Sequential, torch.nn.ModuleList)):
+        parts = [module_code(c, torch, tn, moved=False) for c in m]
+        if any(p is None for p in parts):
+            return None
+        code = "%s.nn.%s(%s)" % (tn, cls.__name__, ", ".join(parts) if cls is torch.nn.Sequential else "[" + ", ".join(parts) + "]")
+    else:
+        if list(m.children()):
+            return None
+        try:
+            signature = inspect.signature(cls.__init__)
+        except (TypeError, ValueError):
+            return None
+        args = []
+        keywords = False
+        for p in list(signature.parameters.values())[1:]:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("device", "dtype"):
+                continue
+            if not hasattr(m, p.name):
+                if p.default is p.empty:
+                    return None
+                keywords = True
+                continue
+            value = getattr(m, p.name)
+            if isinstance(p.default, bool) and (value is None or isinstance(value, torch.Tensor)):
+                value = value is not None
+            # Convolutions store `3` as `(3, 3)`.
+            if isinstance(value, tuple) and value and all(v == value[0] for v in value) and (
+                isinstance(value[0], int) and not isinstance(value[0], bool)
+            ) and not isinstance(p.default, tuple):
+                value = value[0]
+            if isinstance(value, torch.Tensor) or literal(value) is None:
+                if p.default is p.empty:
+                    return None
+                keywords = True
+                continue
+            if p.default is not p.empty and type(value) is type(p.default) and value == p.default:
+                keywords = True
+                continue
+            if p.default is p.empty and not keywords:
+                args.append(literal(value))
+            else:
+                keywords = True
+                args.append("%s=%s" % (p.name, literal(value)))
+        code = "%s.nn.%s(%s)" % (tn, cls.__name__, ", ".join(args))
+    try:
+        rebuilt = eval(code, {tn: torch})
+    except Exception:
+        return None
+    shapes = lambda mod: [(k, tuple(v.shape)) for k, v in mod.state_dict().items()]
+    if shapes(rebuilt) != shapes(m):
+        return None
+    if not moved:
+        return code
+    tensors = list(m.parameters()) + list(m.buffers())
+    floats = [p for p in tensors if p.dtype.is_floating_point]
+    if floats and floats[0].dtype != torch.get_default_dtype():
+        code += {torch.float64: ".double()", torch.float16: ".half()", torch.bfloat16: ".bfloat16()"}.get(
+            floats[0].dtype, ".to(%s.%s)" % (tn, str(floats[0].dtype).split(".")[-1]))
+    if tensors and tensors[0].device.type != "cpu":
+        code += ".to(%r)" % str(tensors[0].device)
+    if not m.training:
+        code += ".eval()"
+    return code
+
+
+def array_code(a, np, nn_):
+    """Code that builds a numpy array like `a`: its values when small, else its shape."""
+    if type(a) is not np.ndarray or a.dtype.kind not in "biuf":
+        return None
+    dtype = "%s.%s" % (nn_, a.dtype.name)
+    if a.size <= MAX_EXACT:
+        return "%s.array(%s, dtype=%s)" % (nn_, nested_text(a.tolist()), dtype)
+    shape = shape_text(a.shape)
+    if a.dtype.kind == "f" and not (a == 0).all():
+        return "%s.random.randn(%s).astype(%s)" % (nn_, ", ".join(str(n) for n in a.shape), dtype)
+    top = a.max() if a.size else 0
+    return "%s.full(%s, %r, dtype=%s)" % (nn_, shape, top.item() if hasattr(top, "item") else top, dtype)
+
+
+def constructor(value, globals_):
+    """Code that rebuilds a torch or numpy value under the script's names for them, or None."""
+    torch = sys.modules.get("torch")
+    np = sys.modules.get("numpy")
+    try:
+        tn = module_name(globals_, torch)
+        if tn is not None:
+            if isinstance(value, torch.Tensor):
+                return tensor_code(value, torch, tn)
+            if isinstance(value, torch.nn.Module):
+                return module_code(value, torch, tn)
+            if isinstance(value, torch.dtype):
+                return "%s.%s" % (tn, str(value).split(".")[-1])
+            if isinstance(value, torch.device):
+                return "%s.device(%r)" % (tn, str(value))
+            if isinstance(value, torch.Size):
+                return "%s.Size(%r)" % (tn, list(value))
+        nn_ = module_name(globals_, np)
+        if nn_ is not None and isinstance(value, np.ndarray):
+            return array_code(value, np, nn_)
+    except Exception:
+        return None
+    return None
+
+
+def arguments(part):
+    """The arguments of the calls in `part` that call nothing themselves: values a failing
+    call receives, worth rebuilding when they are no name (`x @ w.t()`, `-x`)."""
+    out = []
+    for node in ast.walk(part):
+        if not isinstance(node, ast.Call):
+            continue
+        for arg in list(node.args) + [k.value for k in node.keywords]:
+            if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Starred)):
+                continue
+            inner = list(ast.walk(arg))
+            if any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield,
+                                  ast.YieldFrom, ast.comprehension)) for n in inner):
+                continue
+            out.append(arg)
+    return out
 
 
 def statement_at(tree, line):
@@ -64,7 +319,7 @@ def handled_names(tree, line):
     ]
 
 
-def frame_facts(frame, line, source, tree, handled, path):
+def frame_facts(frame, line, source, tree, handled, path, rebuild=True):
     values = {}
     scope = dict(frame.f_locals)
     # Python unbinds `except ... as exc` when the handler raises: give it back its exception.
@@ -72,11 +327,14 @@ def frame_facts(frame, line, source, tree, handled, path):
         for name in handled_names(tree, line):
             scope.setdefault(name, handled)
     for part in statement_at(tree, line):
-        for node in ast.walk(part):
-            if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-                continue
-            if not isinstance(node.ctx, ast.Load):
-                continue
+        reads = [
+            node
+            for node in ast.walk(part)
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript))
+            and isinstance(node.ctx, ast.Load)
+        ]
+        passed = arguments(part)
+        for node in reads + passed:
             text = ast.get_source_segment(source, node)
             if not text or text in values:
                 continue
@@ -85,8 +343,12 @@ def frame_facts(frame, line, source, tree, handled, path):
                 value = eval(code, frame.f_globals, scope)
             except BaseException:
                 continue
-            shown = literal(value) or named(value, frame.f_globals)
-            if shown is not None:
+            shown = (
+                literal(value)
+                or named(value, frame.f_globals)
+                or (constructor(value, frame.f_globals) if rebuild else None)
+            )
+            if shown is not None and not (node in passed and shown == text):
                 values[text] = shown
     code = frame.f_code
     local = [] if code.co_name == "<module>" else sorted(
@@ -115,8 +377,11 @@ def report(exc, path):
     if len(frames) > MAX_FRAMES:
         frames = frames[:1] + frames[1 - MAX_FRAMES:]
     frames = frames[::-1]
+    # An accuracy check (`assert_close(actual, expected)`) fed rebuilt random tensors would
+    # fail without the computation it checks: no constructors for an AssertionError.
+    rebuild = not isinstance(exc, AssertionError)
     facts = [
-        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path)
+        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path, rebuild)
         for i, (f, line) in enumerate(frames)
     ]
     sys.stderr.write("\nscrub-probe: " + json.dumps(facts) + "\n")

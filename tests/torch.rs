@@ -424,3 +424,42 @@ fn a_mismatch_without_a_control_is_marked_unguarded() {
     assert_eq!(summary["unguarded"], true, "{summary}");
     assert_eq!(summary["control"], serde_json::Value::Null, "{summary}");
 }
+
+#[test]
+fn the_probe_rebuilds_the_tensors_and_modules_a_failing_line_reads() {
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\nimport numpy as np\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 3).double()\n        self.emb = torch.nn.Embedding(10, 4)\n    def forward(self, x, ids, a):\n        return self.emb(ids) + self.fc(x * 2) + x.t() + a + torch.float16\nNet().eval()(torch.randn(8, 4), torch.tensor([1, 12]), np.ones(3))\n";
+    let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
+    let crash = scrub::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    let values = &crash.frames[0].values;
+    let value = |k: &str| {
+        values
+            .iter()
+            .find(|(e, _)| e == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("no value for {k}: {values:?}"))
+    };
+    assert_eq!(value("self.emb"), "torch.nn.Embedding(10, 4).eval()");
+    assert_eq!(value("self.fc"), "torch.nn.Linear(4, 3).double().eval()");
+    assert_eq!(value("ids"), "torch.tensor([1, 12])");
+    assert_eq!(value("x"), "torch.randn(8, 4)");
+    assert_eq!(value("x * 2"), "torch.randn(8, 4)");
+    assert_eq!(value("a"), "np.array([1.0, 1.0, 1.0], dtype=np.float64)");
+    assert_eq!(value("torch.float16"), "torch.float16");
+}
+
+#[test]
+fn the_probe_rebuilds_nothing_for_an_accuracy_check() {
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\ndef check(actual, expected):\n    torch.testing.assert_close(actual, expected)\ncheck(torch.zeros(20), torch.ones(20))\n";
+    let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
+    let crash = scrub::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    assert!(
+        crash.frames[0]
+            .values
+            .iter()
+            .all(|(e, _)| e == "torch.testing.assert_close"),
+        "{:?}",
+        crash.frames[0].values
+    );
+}

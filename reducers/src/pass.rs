@@ -69,13 +69,17 @@ pub trait Pass: Sync {
 /// for torch repros, and every later run is faster on a small CPU script. Then the rewrites
 /// that open up structure: unwrapping blocks, then stepping `torch.compile` down its backend
 /// ladder (once unwrapping has exposed the calls, and before the many rewrites that follow,
-/// which are judged faster under a cheaper backend), unrolling loops, running pool maps in the
+/// which are judged faster under a cheaper backend), unrolling loops and folding the
+/// `[*ITER][0]` that unrolling leaves into the first element, running pool maps in the
 /// calling process (so that their failures reach the script's own frames), replacing command-line
 /// options by their defaults (before inlining can hide the namespace), inlining calls,
-/// flattening classes instantiated once (whose former methods the next round inlines), then
+/// moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the instance
+/// is bound once), flattening classes instantiated once (whose former methods the next round
+/// inlines), folding
+/// the receivers that inlining binds (`self = tok`, once per call) into their reads, then
 /// propagating the values that inlining and flattening leave bound to names. Then the small,
-/// many, cheap removals of definitions, imports, arguments and elements; expression hoisting
-/// and value shrinking last, because they propose the most candidates and are worth most on
+/// many, cheap removals of definitions, imports, arguments and elements; expression hoisting,
+/// value shrinking and the delta debugging of literals' contents last, because they propose the most candidates and are worth most on
 /// an already small script; blank lines left behind and comments, which count as lines, are
 /// tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
@@ -88,10 +92,13 @@ pub const PASSES: &[&dyn Pass] = &[
     &UnwrapBlocks,
     &SimplerBackend,
     &UnrollLoops,
+    &FirstElements,
     &SerialMaps,
     &ArgparseDefaults,
     &InlineCalls,
+    &ModuleMoves,
     &FlattenClasses,
+    &FoldAliases,
     &PropagateValues,
     &DeleteDefinitions,
     &DropImports,
@@ -99,6 +106,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &DeleteElements,
     &HoistExpressions,
     &ShrinkValues,
+    &ShrinkLiterals,
     &StripComments,
     &TidyBlankLines,
 ];

@@ -182,5 +182,13 @@ pub fn reduce_case(
     if lines > case.spec.bound {
         return Err(format!("{row}: over the bound:\n{result}"));
     }
+    if let Some(bytes) = case.spec.byte_bound
+        && result.len() > bytes
+    {
+        return Err(format!(
+            "{row}: {} bytes, over the byte bound {bytes}:\n{result}",
+            result.len()
+        ));
+    }
     Ok((row, result, summary))
 }

@@ -4,8 +4,12 @@
 //! Everything that only leads to the failure: `main()`, drivers, the classes and calls the
 //! failing value travels through. The oracle reports where the script fails (a [`Crash`]): for
 //! each frame of the script on the traceback, the line it ran and the values of the names,
-//! attributes and subscripts that line read, when they are literals or module-level classes
-//! and functions. The statement on that line, with those expressions replaced by their
+//! attributes and subscripts that line read, and of the arguments of its calls, as code that
+//! rebuilds them: literals, module-level classes and functions, and constructors of torch and
+//! numpy values (`torch.randn(8, 400, dtype=torch.float64)`, `torch.tensor([3, 12])`,
+//! `torch.nn.Linear(400, 1024).double()`, `torch.float16`, `np.array([1.5])`), which
+//! rebuild an equivalent value, not the same one: the oracle decides whether the statement
+//! still fails with it. The statement on that line, with those expressions replaced by their
 //! values, is put after (a) the imports, (b) the module-level definitions, (c) all the
 //! module-level code before the statement that led to the failure; for each frame from the
 //! innermost out, smallest script first. Deletion then removes what the statement does not
@@ -37,8 +41,10 @@
 //!
 //! ## When it cannot apply
 //! Failures without a traceback (signals, exit statuses), failures in another thread or
-//! process, statements that still read a local whose value is no literal (a tensor, an open
-//! connection), and statements other than those above (`with`, `elif`, `except` headers).
+//! process, statements that still read a local whose value the probe cannot rebuild (an
+//! instance of the script's own class, an open connection, a tensor of a script that binds
+//! no name to `torch`), and statements other than those above (`with`, `elif`, `except`
+//! headers).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -311,10 +317,13 @@ impl<'a> Failing<'a> {
             let inside_replaced = edits
                 .iter()
                 .any(|e| e.range.start <= r.start && r.end <= e.range.end);
-            let read = matches!(
-                expr,
-                Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_)
-            ) && !is_target(expr);
+            // Names, attributes and subscripts read, and the arguments of calls that the
+            // probe rebuilt (`x @ w.t()`).
+            let read = !is_target(expr)
+                && (matches!(
+                    expr,
+                    Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_)
+                ) || self.values.contains_key(&text[r.clone()]));
             if inside_replaced || !read {
                 continue;
             }
@@ -388,6 +397,24 @@ mod tests {
     fn a_statement_that_reads_an_unknown_local_stays() {
         let text = "def f(x):\n    return x.y\nf(object())\n";
         assert!(results(text, vec![frame(2, &["x"], &[])]).is_empty());
+    }
+
+    #[test]
+    fn a_rebuilt_module_and_tensor_make_the_jump_and_so_does_a_rebuilt_argument() {
+        let text = "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return self.fc(x * 2)\nNet()(torch.randn(8, 400))\n";
+        let frames = vec![frame(
+            4,
+            &["self", "x"],
+            &[
+                ("self.fc", "torch.nn.Linear(400, 1024).double()"),
+                ("x * 2", "torch.randn(8, 400)"),
+            ],
+        )];
+        let texts = results(text, frames);
+        assert_eq!(
+            texts[0], "import torch\ntorch.nn.Linear(400, 1024).double()(torch.randn(8, 400))\n",
+            "{texts:?}"
+        );
     }
 
     #[test]

@@ -1,9 +1,12 @@
-//! Remove every comment.
+//! Remove every comment outside the kept code.
 //!
 //! ## What it removes
 //! Comment lines, and comments at the end of code lines, all at once: they count as lines
 //! but never change what the script does. One candidate, judged like any other (a script
-//! that reads its own source could tell the difference).
+//! that reads its own source could tell the difference). The comments on lines marked
+//! `# scrub: keep` and between `# scrub: keep-begin` and `# scrub: keep-end` stay, markers
+//! included, so that a kept seed line does not make the loop refuse the candidate and keep
+//! every comment of the script.
 //!
 //! ## Example
 //! ```python
@@ -12,7 +15,7 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! A script without comments.
+//! A script without comments outside its kept code.
 
 use crate::edit::{Candidate, Edit, line_end, line_start, starts_line};
 use crate::pass::Pass;
@@ -31,6 +34,7 @@ impl Pass for StripComments {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
+        let protected = script.protected();
         let edits: Vec<Edit> = script
             .comments()
             .into_iter()
@@ -44,6 +48,7 @@ impl Pass for StripComments {
                     Edit::delete(code_end..range.end)
                 }
             })
+            .filter(|edit| !edit.touches(&protected))
             .collect();
         if edits.is_empty() {
             return Vec::new();

@@ -1,0 +1,2 @@
+import torch
+torch.nn.MultiheadAttention(3, 2)

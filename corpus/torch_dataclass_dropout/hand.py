@@ -1,0 +1,2 @@
+import torch
+torch.nn.Dropout2d(1.5)

@@ -1,0 +1,2 @@
+import torch
+torch.nn.Embedding(1, 1)(torch.tensor([1]))

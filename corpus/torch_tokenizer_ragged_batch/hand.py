@@ -1,0 +1,2 @@
+import torch
+torch.tensor([[1, 2], [1]])
