@@ -1,7 +1,11 @@
 """Parity check: a gated MLP block, eager against torch.compile, before a release."""
 import argparse
+import json
 import logging
+import os
+import platform
 import sys
+import tempfile
 
 import torch
 import torch.nn as nn
@@ -44,6 +48,23 @@ def report(name, eager, compiled, args):
     return int(bad.sum())
 
 
+def environment():
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "cuda": torch.cuda.is_available(),
+    }
+
+
+def save_report(results, path=None):
+    path = path or os.path.join(tempfile.gettempdir(), "parity_report.json")
+    with open(path, "w") as fh:
+        json.dump({"env": environment(), "results": results}, fh, indent=2)
+    log.info("report written to %s", path)
+    return path
+
+
 def main(argv):
     args = options(argv)
     dtype = getattr(torch, args.dtype)
@@ -54,6 +75,7 @@ def main(argv):
         eager = block(x)
         compiled = torch.compile(block)(x)
     off = report("gated_mlp", eager, compiled, args)
+    save_report({"gated_mlp": off})
     assert torch.allclose(eager, compiled, rtol=args.rtol, atol=args.atol), (
         f"compiled output differs from eager ({off} elements not close)"
     )

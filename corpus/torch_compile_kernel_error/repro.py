@@ -60,10 +60,17 @@ def predict(model, images, cfg):
     return results
 
 
+def describe(model):
+    params = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() for b in model.buffers())
+    return f"{type(model).__name__}: {params} parameters, {buffers} buffer elements"
+
+
 def main():
     cfg = Config()
     torch.set_num_threads(cfg.threads)
     model = ConvNet(cfg).eval()
+    log.warning(describe(model))
     model = torch.compile(model)
     images = load_images(cfg, 2 * cfg.batch)
     start = time.perf_counter()
