@@ -4,7 +4,8 @@
 //! inductor. [`plain`] turns that into a plain PyTorch script that a person could have
 //! written: the graph's module, a constructor per input (`torch.randn(8, 32)`), and the
 //! compiled call, or for an accuracy repro eager against compiled with the user's kind of
-//! check. The config lines stay; scrub's passes then drop what the failure does not need.
+//! check; there the eager reference is kept (`# scrub: keep`) and the random inputs seeded.
+//! The config lines stay; scrub's passes then drop what the failure does not need.
 //!
 //! ## Example
 //! ```text
@@ -41,6 +42,7 @@
 //! or a `load_args` with a statement it does not know: `None`, and scrub reduces the user's
 //! script instead.
 
+use crate::prepare::SEED_LINE;
 use crate::python::{Expr, Script, Stmt, ast};
 
 /// How the plain script checks an accuracy repro's compiled result against eager.
@@ -86,6 +88,12 @@ pub fn plain(script: &Script, check: Option<&Check>) -> Option<String> {
             out.push('\n');
         }
     }
+    if accuracy {
+        // The inputs are random: the failure, and the control that runs eager in place of
+        // the compiled call, must not depend on the draw.
+        out.push_str(SEED_LINE);
+        out.push('\n');
+    }
     for (name, input) in params.iter().zip(&inputs) {
         out.push_str(&format!("{name} = {input}\n"));
     }
@@ -99,13 +107,14 @@ pub fn plain(script: &Script, check: Option<&Check>) -> Option<String> {
         out.push_str(&format!("    {compiled}\n"));
         return Some(out);
     }
+    // The eager reference is what the check compares with: no pass may take it away.
     out.push_str(&format!(
-        "    expected = mod({args})\n    actual = {compiled}\n"
+        "    expected = mod({args})  # scrub: keep\n    actual = {compiled}\n"
     ));
     match check.unwrap_or(&Check::AssertClose) {
         Check::AssertClose => out.push_str("torch.testing.assert_close(actual, expected)\n"),
         Check::AssertAllclose(message) => out.push_str(&format!(
-            "for a, e in zip(actual, expected):\n    assert torch.allclose(a, e), {}\n",
+            "assert all(torch.allclose(a, e) for a, e in zip(actual, expected)), {}\n",
             python_string(message)
         )),
     }
@@ -334,13 +343,16 @@ mod tests {
     fn an_accuracy_repro_compares_eager_with_compiled_as_the_user_did() {
         let text = AFTER_AOT.replace("accuracy=False", "accuracy=True");
         let close = plain_of(&text, None).unwrap();
-        assert!(close.contains("expected = mod(primals_1, primals_2, primals_3, s0)"));
+        assert!(
+            close.contains("expected = mod(primals_1, primals_2, primals_3, s0)  # scrub: keep")
+        );
+        assert!(close.contains("torch.manual_seed(0)  # scrub: keep\nprimals_1 = "));
         assert!(close.ends_with("torch.testing.assert_close(actual, expected)\n"));
         let check = Check::AssertAllclose("compiled output differs from \"eager\"".into());
         let allclose = plain_of(&text, Some(&check)).unwrap();
         assert!(
             allclose.contains(
-                "assert torch.allclose(a, e), \"compiled output differs from \\\"eager\\\"\""
+                "for a, e in zip(actual, expected)), \"compiled output differs from \\\"eager\\\"\""
             ),
             "{allclose}"
         );
