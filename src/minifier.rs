@@ -232,7 +232,7 @@ fn search(
         max_memory: None,
     };
     stage.runs += 1;
-    let dump = run_in(&work, "dump", &["repro.py"], &spec)?;
+    let dump = run_in(&work, &dir.join("dump"), &["repro.py"], &spec)?;
     let Some(launcher) = find(&debug, "minifier_launcher.py") else {
         return Err(Why::Not(format!(
             "the minifier dumped nothing ({})",
@@ -250,7 +250,12 @@ fn search(
         ..spec
     };
     stage.runs += 1;
-    let minify = run_in(&folder, "minify", &["minifier_launcher.py"], &spec)?;
+    let minify = run_in(
+        &folder,
+        &dir.join("minify"),
+        &["minifier_launcher.py"],
+        &spec,
+    )?;
     stage.queries = queries(&minify.stderr).or_else(|| queries(&minify.stdout));
     let repro = std::fs::read_to_string(folder.join("repro.py")).map_err(|_| {
         let how = match final_exception(&minify.stderr) {

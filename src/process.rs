@@ -95,10 +95,9 @@ pub fn run_script_in(parent: &Path, text: &str, spec: &RunSpec) -> Result<Outcom
 }
 
 /// Runs `PY ARGS` with `work` as its working directory, kept afterwards with what the run
-/// wrote there; its output goes to `NAME.stdout` and `NAME.stderr` beside `work` as well.
-pub fn run_in(work: &Path, name: &str, args: &[&str], spec: &RunSpec) -> Result<Outcome> {
-    let parent = work.parent().unwrap_or(work);
-    let open = |ext: &str| output_file(&parent.join(format!("{name}.{ext}")));
+/// wrote there; its output goes to `LOG.stdout` and `LOG.stderr` as well.
+pub fn run_in(work: &Path, log: &Path, args: &[&str], spec: &RunSpec) -> Result<Outcome> {
+    let open = |ext: &str| output_file(&log.with_extension(ext));
     run_at(work, (open("stdout")?, open("stderr")?), spec, args)
 }
 

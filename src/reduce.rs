@@ -329,6 +329,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     ));
     let (start, stages) = minifier_stage(
         args.minifier,
+        (!args.exhaustive).then_some(args.target_lines),
         start,
         &sig,
         &anchor,
@@ -545,11 +546,12 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
 }
 
 /// The script the reduction starts from after PyTorch's minifier (see `minifier.rs`), when
-/// `mode` and the failure call for it and its plain script fails the same way as candidates
-/// run; else `start` itself. Also what the stage did, for the log and `--json`.
+/// `mode` and the failure call for it, the original is not already under the `target` size,
+/// and its plain script fails the same way as candidates run; else `start` itself. Also what the stage did, for the log and `--json`.
 #[allow(clippy::too_many_arguments)]
 fn minifier_stage(
     mode: crate::minifier::Mode,
+    target: Option<usize>,
     start: String,
     sig: &Signature,
     anchor: &Anchor,
@@ -560,7 +562,12 @@ fn minifier_stage(
     console: &Console,
     prepared: &mut Vec<String>,
 ) -> Result<(String, Vec<crate::minifier::Stage>)> {
-    let plan = match crate::minifier::plan(mode, &start, sig, &base.outcome.stderr) {
+    let plan = if target.is_some_and(|t| scrub_reducers::count_lines(&start) < t) {
+        Err("the original is already under the target size".to_string())
+    } else {
+        crate::minifier::plan(mode, &start, sig, &base.outcome.stderr)
+    };
+    let plan = match plan {
         Ok(plan) => plan,
         Err(why) => {
             run_dir.log(format!("minifier: not run: {why}"));

@@ -252,6 +252,8 @@ fn a_compile_error_reduces_through_the_minifier_to_a_plain_script() {
                 "--quiet",
                 "--jobs",
                 "2",
+                "--target-lines",
+                "6",
             ])
             .arg("--python")
             .arg(&python),
