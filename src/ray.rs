@@ -7,20 +7,21 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{ChildStdin, Stdio};
+use std::process::ChildStdin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
+use process_wrap::std::StdChildWrapper;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::output::keep;
 use crate::process::{INTERRUPTED, Interrupted, Outcome, Status};
 use crate::workers::{Backend, Job};
+use crate::zygote::spawn_helper;
 
 const SOURCE: &str = include_str!("ray/bridge.py");
 const ZYGOTE: &str = include_str!("zygote/zygote.py");
@@ -92,22 +93,12 @@ impl Ray {
         );
         std::fs::write(&bridge, SOURCE)?;
         std::fs::write(&zygote, ZYGOTE)?;
-        let mut command = StdCommandWrap::with_new(python, |c| {
-            c.arg(&bridge)
-                .arg(address)
-                .arg(&zygote)
-                .env("PYTHONHASHSEED", "0")
-                .env("RAY_USAGE_STATS_ENABLED", "0")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null());
-        });
-        command.wrap(ProcessGroup::leader());
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start the Ray bridge with {}", python.display()))?;
-        let requests = child.stdin().take().expect("piped stdin");
-        let stdout = child.stdout().take().expect("piped stdout");
+        let (child, requests, stdout) = spawn_helper(
+            python,
+            &[&bridge, Path::new(address), &zygote],
+            &[("RAY_USAGE_STATS_ENABLED".into(), "0".into())],
+            "the Ray bridge",
+        )?;
         let (first_tx, first) = channel();
         let waiting: Waiting = Arc::default();
         let dispatch = Arc::clone(&waiting);

@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{ChildStdin, Stdio};
+use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -57,21 +57,8 @@ impl Zygote {
             .tempfile()?;
         program.write_all(SOURCE.as_bytes())?;
         program.flush()?;
-        let mut command = StdCommandWrap::with_new(python, |c| {
-            c.arg(program.path())
-                .arg(original)
-                .env("PYTHONHASHSEED", "0")
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null());
-        });
-        command.wrap(ProcessGroup::leader());
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start a warm worker with {}", python.display()))?;
-        let requests = child.stdin().take().expect("piped stdin");
-        let stdout = child.stdout().take().expect("piped stdout");
+        let (child, requests, stdout) =
+            spawn_helper(python, &[program.path(), original], env, "a warm worker")?;
         let (tx, answers) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -180,6 +167,32 @@ impl Zygote {
             .map_err(|_| anyhow!("the warm worker did not answer"))?;
         serde_json::from_str(&line).context("unreadable answer from the warm worker")
     }
+}
+
+/// Starts `PY ARGS` as a helper that scrub talks to in lines of JSON (a zygote, the Ray
+/// bridge): in a process group of its own, `PYTHONHASHSEED=0` and `env` added, stdin and
+/// stdout piped, stderr discarded. `what` names it in the error when it cannot start.
+pub(crate) fn spawn_helper(
+    python: &Path,
+    args: &[&Path],
+    env: &[(String, String)],
+    what: &str,
+) -> Result<(Box<dyn StdChildWrapper>, ChildStdin, ChildStdout)> {
+    let mut command = StdCommandWrap::with_new(python, |c| {
+        c.args(args)
+            .env("PYTHONHASHSEED", "0")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+    });
+    command.wrap(ProcessGroup::leader());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start {what} with {}", python.display()))?;
+    let requests = child.stdin().take().expect("piped stdin");
+    let stdout = child.stdout().take().expect("piped stdout");
+    Ok((child, requests, stdout))
 }
 
 fn kill_group(pid: i32) {
