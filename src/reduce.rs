@@ -55,6 +55,9 @@ pub struct Summary {
     pub unguarded: bool,
     /// Control runs, counted in `oracle_calls` too.
     pub control_runs: usize,
+    /// Candidates run at once, and the GPU ids the workers were pinned to (round robin).
+    pub jobs: usize,
+    pub gpus: Vec<String>,
     pub original_lines: usize,
     pub original_bytes: usize,
     pub final_lines: usize,
@@ -291,6 +294,19 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         }
     ));
     run_dir.log(format!(
+        "workers: {} {}, {}",
+        workers.jobs,
+        if warm { "warm" } else { "cold" },
+        if workers.gpus.is_empty() {
+            "no GPU pinning".to_string()
+        } else {
+            format!(
+                "pinned round robin to CUDA_VISIBLE_DEVICES {}",
+                workers.gpus.join(",")
+            )
+        }
+    ));
+    run_dir.log(format!(
         "site: {}",
         anchor
             .site
@@ -508,6 +524,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         control: guard.suspect.map(|s| s.as_str()),
         unguarded: guard.unguarded,
         control_runs: control_calls,
+        jobs: workers.jobs,
+        gpus: workers.gpus.clone(),
         original_lines: count_lines(&text),
         original_bytes: text.len(),
         final_lines: count_lines(&result),
