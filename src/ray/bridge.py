@@ -86,15 +86,20 @@ def make_actor_class(ray):
         """A warm worker on some node: the zygote's preload once, a forked child per run."""
 
         def __init__(self, zygote_source, original):
+            import shutil
             import tempfile
 
             self.zygote = {"__name__": "scrub_zygote"}
             exec(compile(zygote_source, "zygote.py", "exec"), self.zygote)
-            self.home = tempfile.mkdtemp(prefix="scrub-ray-")
-            path = os.path.join(self.home, "original.py")
-            with open(path, "w") as fh:
-                fh.write(original)
-            self.zygote["preload"](path)
+            # Nothing stays on the node between runs: an actor killed by Ray leaves no folder.
+            home = tempfile.mkdtemp(prefix="scrub-ray-")
+            try:
+                path = os.path.join(home, "original.py")
+                with open(path, "w") as fh:
+                    fh.write(original)
+                self.zygote["preload"](path)
+            finally:
+                shutil.rmtree(home, ignore_errors=True)
 
         def info(self):
             import socket
@@ -106,7 +111,7 @@ def make_actor_class(ray):
             import signal
             import tempfile
 
-            top = tempfile.mkdtemp(prefix="scrub-", dir=self.home)
+            top = tempfile.mkdtemp(prefix="scrub-ray-")
             try:
                 work = os.path.join(top, "work")
                 os.mkdir(work)
