@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{BenchArgs, ReduceArgs};
+use crate::chart::Curve;
+use crate::cli::BenchArgs;
 use crate::corpus::{self, Case};
-use crate::reduce::{self, Finish, Summary};
+use crate::engine::reduce::{self, Cluster, Finish, Options, Summary};
 
 /// One case's figures, as `--json` writes them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,10 +38,10 @@ pub struct CaseRow {
     pub final_text: String,
     /// For a PyTorch case: the simplifications its failure survived.
     #[serde(default)]
-    pub ladder: Vec<crate::ladder::Rung>,
+    pub ladder: Vec<crate::engine::ladder::Rung>,
     /// What ran before scrub's passes (PyTorch's minifier).
     #[serde(default)]
-    pub stages: Vec<crate::minifier::Stage>,
+    pub stages: Vec<crate::engine::minifier::Stage>,
 }
 
 /// One pass's figures summed over the corpus.
@@ -96,6 +97,16 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         None => None,
     };
     let python = args.python.clone();
+    // One connection, and so one pool of actors, for every case.
+    let cluster = reduce::connect(&Options {
+        python: python.clone(),
+        jobs: args.jobs,
+        ray: args.ray.clone().map(|address| Cluster::Address {
+            address,
+            gpus_per_worker: None,
+        }),
+        ..Options::new("")
+    })?;
     let mut report = Report {
         cases: Vec::new(),
         passes: Vec::new(),
@@ -106,7 +117,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         }
         let row = match case.missing_needs(python.as_deref().unwrap_or(Path::new("python3"))) {
             Some(why) => skipped(case, why),
-            None => match bench_case(case, args)? {
+            None => match bench_case(case, args, cluster.as_ref())? {
                 Ok((summary, text)) => {
                     add_passes(&mut report.passes, &summary);
                     row_of(case, &summary, text)
@@ -126,7 +137,19 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.svg {
-        crate::chart::reduction_curves(&report.cases, path)?;
+        let curves: Vec<Curve> = report
+            .cases
+            .iter()
+            .filter(|c| c.skipped.is_none())
+            .map(|c| Curve {
+                name: &c.name,
+                original_lines: c.original_lines,
+                final_lines: c.final_lines,
+                runs: c.oracle_calls,
+                trace: &c.trace,
+            })
+            .collect();
+        crate::chart::reduction_curves(&curves, path)?;
     }
     let failed = report.cases.iter().any(|c| {
         c.skipped
@@ -143,38 +166,27 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
 
 /// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`: the
 /// figures and the reduced script.
-fn bench_case(case: &Case, args: &BenchArgs) -> Result<Result<(Summary, String), String>> {
+fn bench_case(
+    case: &Case,
+    args: &BenchArgs,
+    cluster: Option<&Cluster>,
+) -> Result<Result<(Summary, String), String>> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("repro.py");
     std::fs::copy(case.script(), &file)?;
-    let cold_cache = dir.path().join("cache");
-    let reduce_args = ReduceArgs {
-        file,
+    let options = Options {
         sig: Some(case.spec.signature.clone()),
-        output: None,
         python: args.python.clone(),
         jobs: args.jobs,
-        gpus: None,
-        ray: args.ray.clone(),
-        gpus_per_worker: None,
-        timeout: None,
-        target_lines: 20,
-        exhaustive: true,
-        cache_dir: if args.warm_cache {
-            None
-        } else {
-            Some(cold_cache)
-        },
-        no_cache: false,
-        run_dir: None,
+        ray: cluster.cloned(),
+        target_lines: None,
+        cache_dir: (!args.warm_cache).then(|| dir.path().join("cache")),
         cold: args.cold,
-        minifier: args.minifier,
-        max_memory: None,
-        json: false,
+        minifier: args.minifier.into(),
         quiet: true,
-        no_control: false,
+        ..Options::new(file)
     };
-    Ok(match reduce::reduce(&reduce_args) {
+    Ok(match reduce::reduce(&options) {
         Ok(Finish::Reduced(summary)) => {
             let text = std::fs::read_to_string(&summary.output).unwrap_or_default();
             Ok((*summary, text))
@@ -294,9 +306,9 @@ pub fn markdown(report: &Report) -> String {
                 .iter()
                 .map(|r| {
                     let mark = match r.state {
-                        crate::ladder::State::Held => "✓",
-                        crate::ladder::State::DidNotHold => "✗",
-                        crate::ladder::State::NotTried => "–",
+                        crate::engine::ladder::State::Held => "✓",
+                        crate::engine::ladder::State::DidNotHold => "✗",
+                        crate::engine::ladder::State::NotTried => "–",
                     };
                     format!("{} {mark}", r.rung)
                 })

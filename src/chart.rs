@@ -5,8 +5,6 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 
-use crate::bench::CaseRow;
-
 /// Strong colours that stay apart on white; cycled when there are more cases.
 const COLOURS: &[(u8, u8, u8)] = &[
     (31, 119, 180),
@@ -28,20 +26,21 @@ const COLOURS: &[(u8, u8, u8)] = &[
     (199, 21, 133),
 ];
 
+/// One case's reduction: (candidate runs, non-blank lines) after every accepted step.
+pub struct Curve<'a> {
+    pub name: &'a str,
+    pub original_lines: usize,
+    pub final_lines: usize,
+    pub runs: usize,
+    pub trace: &'a [(usize, usize)],
+}
+
 /// One step curve per case. Labels stand in a column right of the curves, in the order the
 /// curves end, each joined to its curve's end by a thin line: no legend to hunt, no overlap.
-pub fn reduction_curves(cases: &[CaseRow], path: &Path) -> Result<()> {
-    let mut cases: Vec<&CaseRow> = cases
-        .iter()
-        .filter(|c| c.skipped.is_none() && !c.trace.is_empty())
-        .collect();
-    cases.sort_by_key(|c| (c.final_lines, c.name.clone()));
-    let max_x = cases
-        .iter()
-        .map(|c| c.oracle_calls)
-        .max()
-        .unwrap_or(1)
-        .max(1);
+pub fn reduction_curves(cases: &[Curve], path: &Path) -> Result<()> {
+    let mut cases: Vec<&Curve> = cases.iter().filter(|c| !c.trace.is_empty()).collect();
+    cases.sort_by_key(|c| (c.final_lines, c.name));
+    let max_x = cases.iter().map(|c| c.runs).max().unwrap_or(1).max(1);
     let max_y = cases
         .iter()
         .map(|c| c.original_lines)
@@ -83,7 +82,7 @@ pub fn reduction_curves(cases: &[CaseRow], path: &Path) -> Result<()> {
                 points.push((x1, y0));
                 points.push((x1, y1));
             }
-            let end = (case.oracle_calls, case.final_lines);
+            let end = (case.runs, case.final_lines);
             points.push(end);
             chart.draw_series(LineSeries::new(points, colour.stroke_width(2)))?;
             chart.draw_series(LineSeries::new(

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::engine::minifier::Mode;
+use crate::engine::reduce::{Cluster, Options};
 
 const EXIT_CODES: &str = "Exit codes:
   0    reduced, or already minimal
@@ -72,8 +75,8 @@ pub struct BenchArgs {
     pub ray: Option<String>,
 
     /// Whether to run PyTorch's minifier first (see `scrub reduce --minifier`).
-    #[arg(long, value_enum, default_value_t = crate::minifier::Mode::Auto)]
-    pub minifier: crate::minifier::Mode,
+    #[arg(long, value_enum, default_value_t = Minifier::Auto)]
+    pub minifier: Minifier,
 
     /// Use the on-disk cache instead of a cold one per case.
     #[arg(long)]
@@ -127,7 +130,7 @@ pub struct ReduceArgs {
     pub timeout: Option<f64>,
 
     /// Stop once fewer than N non-blank, non-import lines remain.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = crate::engine::reduce::DEFAULT_TARGET_LINES)]
     pub target_lines: usize,
 
     /// Go on to the fixpoint, whatever the size.
@@ -154,8 +157,8 @@ pub struct ReduceArgs {
 
     /// Run PyTorch's minifier first on a repro that fails inside torch.compile, and reduce
     /// its result as a plain script.
-    #[arg(long, value_enum, default_value_t = crate::minifier::Mode::Auto)]
-    pub minifier: crate::minifier::Mode,
+    #[arg(long, value_enum, default_value_t = Minifier::Auto)]
+    pub minifier: Minifier,
 
     /// The memory a candidate's process group may hold, e.g. "8G" or "none"; a candidate
     /// over it is killed and judged out of memory [default: 80 % of the machine's memory
@@ -176,4 +179,54 @@ pub struct ReduceArgs {
     /// does not pass, or cannot be built; the result is marked unguarded.
     #[arg(long)]
     pub no_control: bool,
+}
+
+impl ReduceArgs {
+    /// The engine's options for these arguments.
+    pub fn options(&self) -> Options {
+        Options {
+            sig: self.sig.clone(),
+            output: self.output.clone(),
+            python: self.python.clone(),
+            jobs: self.jobs,
+            gpus: self.gpus.clone(),
+            ray: self.ray.clone().map(|address| Cluster::Address {
+                address,
+                gpus_per_worker: self.gpus_per_worker,
+            }),
+            timeout: self.timeout,
+            target_lines: (!self.exhaustive).then_some(self.target_lines),
+            cache_dir: self.cache_dir.clone(),
+            no_cache: self.no_cache,
+            run_dir: self.run_dir.clone(),
+            cold: self.cold,
+            minifier: self.minifier.into(),
+            max_memory: self.max_memory.clone(),
+            quiet: self.quiet,
+            control: !self.no_control,
+            ..Options::new(&self.file)
+        }
+    }
+}
+
+/// `--minifier`: whether to run PyTorch's minifier first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Minifier {
+    /// Never: scrub's passes alone.
+    Never,
+    /// When the original fails inside `torch.compile` (a dynamo backend or inductor
+    /// exception, a signal in a compiled script, a mismatch of a compiled result).
+    Auto,
+    /// Whenever the script calls `torch.compile`.
+    Always,
+}
+
+impl From<Minifier> for Mode {
+    fn from(m: Minifier) -> Mode {
+        match m {
+            Minifier::Never => Mode::Never,
+            Minifier::Auto => Mode::Auto,
+            Minifier::Always => Mode::Always,
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use common::*;
 use scrub::corpus;
-use scrub::oracle::Signature;
+use scrub::engine::verdict::Signature;
 
 #[test]
 fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_bound() {

@@ -1291,3 +1291,62 @@ fn the_issue_can_come_from_stdin() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_of(&out)["category"], "feature");
 }
+
+#[test]
+fn a_batch_triages_every_issue_and_one_failing_does_not_stop_the_others() {
+    let sandbox = Sandbox::new();
+    let batch = sandbox.dir.path().join("backlog.txt");
+    let first = fixture("scheduler_resume");
+    std::fs::write(
+        &batch,
+        format!(
+            "# this week's backlog\n{}\nmissing.json\n\n{}  # an RFC\n",
+            first.display(),
+            fixture("rfc_feature").display()
+        ),
+    )
+    .unwrap();
+    let out = sandbox.run(&first, &["--batch", batch.to_str().unwrap(), "--json"]);
+    // The missing file fails its row, and so the batch, but not the issues after it.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let rows = json_of(&out);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[0]["report"]["outcome"]["result"], "same-error");
+    assert!(
+        rows[0]["report"]["minimized"]["final_lines"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        rows[1]["error"].as_str().unwrap().contains("missing.json"),
+        "{:?}",
+        rows[1]
+    );
+    assert_eq!(rows[2]["report"]["category"], "feature");
+
+    // Without --json, the table lists every issue.
+    let out = sandbox.run(&first, &["--batch", batch.to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        table.lines().filter(|l| l.starts_with("| ")).count(),
+        4,
+        "{table}"
+    );
+    assert!(table.contains("| failed |"), "{table}");
+}
+
+#[test]
+fn a_batch_file_that_lists_nonsense_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    let batch = sandbox.dir.path().join("backlog.txt");
+    std::fs::write(&batch, "148859\nplease triage these\n").unwrap();
+    let first = fixture("scheduler_resume");
+    let out = sandbox.run(&first, &["--batch", batch.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("line 2"), "{err}");
+    assert!(sandbox.calls().is_empty());
+}

@@ -297,6 +297,59 @@ fn ray_actors_give_the_same_result_as_local_workers_at_every_jobs_in_reduce_and_
         .unwrap();
         assert_eq!(case["final_text"], exhaustive.as_str(), "{name}");
     }
+
+    // `scrub issue --batch --ray`: one connection for the batch, the same minimized repro as
+    // a local triage.
+    let fixtures = common::repo_root().join("tests/fixtures");
+    let batch = tempfile::tempdir().unwrap();
+    let list = batch.path().join("backlog.txt");
+    std::fs::write(
+        &list,
+        format!(
+            "{}\n{}\n",
+            fixtures.join("issues/scheduler_resume.json").display(),
+            fixtures.join("issues/rfc_feature.json").display()
+        ),
+    )
+    .unwrap();
+    let triage = |extra: &[&str]| {
+        let root = tempfile::tempdir().unwrap();
+        let mut cmd = common::scrub();
+        cmd.arg("issue")
+            .args([
+                "--batch",
+                list.to_str().unwrap(),
+                "--json",
+                "--trust-author",
+            ])
+            .args(["--jobs", "2", "--python"])
+            .arg(&python)
+            .args(extra)
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    fixtures.join("gh").display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env("GH_STUB_LOG", root.path().join("gh.log"))
+            .env(
+                "GH_STUB_ISSUE",
+                fixtures.join("issues/scheduler_resume.json"),
+            )
+            .env("GH_STUB_STATE", root.path().join("subscription"))
+            .env("SCRUB_ISSUE_TMP", root.path());
+        let out = common::run_with_limit(&mut cmd, Duration::from_secs(600));
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), 2, "{rows}");
+        assert_eq!(rows[1]["report"]["category"], "feature");
+        let minimized = &rows[0]["report"]["minimized"];
+        std::fs::read_to_string(minimized["path"].as_str().unwrap()).unwrap()
+    };
+    let local = triage(&[]);
+    assert_eq!(triage(&["--ray", &cluster.address]), local);
 }
 
 fn report_sig(corpus: &Path, name: &str) -> String {
@@ -462,12 +515,12 @@ fn ray_with_an_interpreter_that_lacks_ray_names_the_package() {
 
 #[test]
 fn a_ray_actor_reports_each_way_a_run_ends_as_a_local_zygote_does() {
-    use scrub::process::Status;
-    use scrub::workers::{Backend, Job, Zygotes};
+    use scrub::engine::process::Status;
+    use scrub::engine::workers::{Backend, Job, Zygotes};
     let Some(python) = ray_python() else { return };
     let cluster = Cluster::start(&python);
     let (_dir, original) = common::temp_script("import json\n");
-    let ray = scrub::ray::Ray::connect(&python, &cluster.address, 1, None).unwrap();
+    let ray = scrub::engine::ray::Ray::connect(&python, &cluster.address, 1, None).unwrap();
     let local = Zygotes::new(python.clone(), 1);
     let limit = 100 << 20;
     let cases = [

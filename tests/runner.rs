@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use scrub::process::{RunSpec, Status, run_script};
-use scrub::workers::Workers;
+use scrub::engine::process::{RunSpec, Status, run_script};
+use scrub::engine::workers::Workers;
 
 fn alive(pid: i32) -> bool {
     // A zombie has exited; only a process that still runs counts.
@@ -35,7 +35,7 @@ fn assert_gone(pid: i32) {
 
 /// Runs `script`, which starts a grandchild that sleeps and then ends as `ending` says,
 /// and returns the outcome and the grandchild's pid.
-fn with_grandchild(ending: &str, timeout: Duration) -> (scrub::process::Outcome, i32) {
+fn with_grandchild(ending: &str, timeout: Duration) -> (scrub::engine::process::Outcome, i32) {
     let marker = tempfile::tempdir().unwrap();
     let pid_file = marker.path().join("pid");
     let script = format!(

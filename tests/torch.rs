@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use common::*;
 use scrub::corpus::{self, Case};
-use scrub::oracle::{Signature, Verdict};
-use scrub::process::{RunSpec, Status, run_script};
-use scrub::workers::Workers;
+use scrub::engine::process::{RunSpec, Status, run_script};
+use scrub::engine::verdict::{Signature, Verdict};
+use scrub::engine::workers::Workers;
 
 fn torch_cases() -> Vec<Case> {
     let cases: Vec<Case> = corpus::load(&repo_root().join("corpus"))
@@ -73,7 +73,7 @@ fn warm_and_cold_runs_of_every_torch_original_fail_the_same_way_on_cpu() {
         );
         assert_eq!(cold.status, warm.status, "{}", case.name);
         if matches!(cold.status, Status::Exited(_)) {
-            let header = |s: &str| scrub::exception::final_exception(s).map(|e| e.header);
+            let header = |s: &str| scrub::engine::exception::final_exception(s).map(|e| e.header);
             assert_eq!(header(&cold.stderr), header(&warm.stderr), "{}", case.name);
         }
     }
@@ -293,7 +293,7 @@ fn a_compile_error_reduces_through_the_minifier_to_a_plain_script() {
 }
 
 /// Runs `text` with the venv's python: its outcome.
-fn run_torch(text: &str, python: &std::path::Path) -> scrub::process::Outcome {
+fn run_torch(text: &str, python: &std::path::Path) -> scrub::engine::process::Outcome {
     let spec = RunSpec {
         python,
         timeout: Duration::from_secs(300),
@@ -362,7 +362,7 @@ fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
             wrong.push(format!("site {}", summary["site"]));
         }
         let outcome = run_torch(&result, &python);
-        if scrub::exception::site(&outcome.stderr).as_deref() != site {
+        if scrub::engine::exception::site(&outcome.stderr).as_deref() != site {
             wrong.push(format!("the result fails elsewhere:\n{}", outcome.stderr));
         }
         if let Some(suspect) = suspect {
@@ -432,7 +432,8 @@ fn the_probe_rebuilds_the_tensors_and_modules_a_failing_line_reads() {
     let Some(python) = torch_python() else { return };
     let text = "import torch\nimport numpy as np\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 3).double()\n        self.emb = torch.nn.Embedding(10, 4)\n    def forward(self, x, ids, a):\n        return self.emb(ids) + self.fc(x * 2) + x.t() + a + torch.float16\nNet().eval()(torch.randn(8, 4), torch.tensor([1, 12]), np.ones(3))\n";
     let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
-    let crash = scrub::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    let crash =
+        scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
     let values = &crash.frames[0].values;
     let value = |k: &str| {
         values
@@ -455,7 +456,8 @@ fn the_probe_rebuilds_nothing_for_an_accuracy_check() {
     let Some(python) = torch_python() else { return };
     let text = "import torch\ndef check(actual, expected):\n    torch.testing.assert_close(actual, expected)\ncheck(torch.zeros(20), torch.ones(20))\n";
     let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
-    let crash = scrub::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    let crash =
+        scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
     assert!(
         crash.frames[0]
             .values

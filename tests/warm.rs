@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scrub::corpus;
-use scrub::oracle::{Signature, Verdict};
-use scrub::process::{RunSpec, Status, run_script};
-use scrub::workers::Workers;
+use scrub::engine::process::{RunSpec, Status, run_script};
+use scrub::engine::verdict::{Signature, Verdict};
+use scrub::engine::workers::Workers;
 
 fn warm_workers(original: &Path, jobs: usize, gpus: Vec<String>) -> Workers {
     let mut workers = Workers::new(
@@ -60,7 +60,7 @@ fn warm_and_cold_runs_of_every_corpus_original_fail_the_same_way() {
         );
         assert_eq!(cold.status, warm.status, "{}", case.name);
         // The final exception's header; a crash's fault dump lists the zygote's own frames too.
-        let header = |s: &str| scrub::exception::final_exception(s).map(|e| e.header);
+        let header = |s: &str| scrub::engine::exception::final_exception(s).map(|e| e.header);
         if matches!(cold.status, Status::Exited(_)) {
             assert_eq!(header(&cold.stderr), header(&warm.stderr), "{}", case.name);
         }
@@ -208,7 +208,7 @@ fn a_warm_child_reports_a_script_that_does_not_compile_as_python_does() {
         .unwrap();
     assert_eq!(warm.status, cold.status);
     assert!(!warm.stderr.contains("Traceback"), "{}", warm.stderr);
-    let header = |s: &str| scrub::exception::final_exception(s).map(|e| e.header);
+    let header = |s: &str| scrub::engine::exception::final_exception(s).map(|e| e.header);
     assert_eq!(
         header(&warm.stderr),
         header(&cold.stderr),

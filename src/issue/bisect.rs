@@ -12,8 +12,8 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::reproduce::{RunVerdict, classify};
-use crate::oracle::Signature;
-use crate::process::{self, RunSpec};
+use crate::engine::process::{self, RunSpec};
+use crate::engine::verdict::Signature;
 
 /// One environment to probe: a version and the interpreter (or wrapper) that has it.
 #[derive(Debug, Clone, Serialize)]

@@ -9,7 +9,7 @@ use scrub_reducers::python::{PythonVersion, Script, Stmt};
 
 use super::extract::is_bot;
 use super::fetch::{self, Issue};
-use crate::oracle::Signature;
+use crate::engine::verdict::Signature;
 
 /// The top-level modules `text` imports (absolute imports only, `__future__` left out), in
 /// order of first import.

@@ -17,8 +17,8 @@ use serde::Serialize;
 
 use super::extract::{Block, Choice, Kind, Post, is_bot, is_disclaimed};
 use super::fetch::Issue;
-use crate::exception::final_exception;
-use crate::oracle::{Signature, stable_part};
+use crate::engine::exception::final_exception;
+use crate::engine::verdict::{Signature, stable_part};
 
 /// The form the failure was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -13,7 +13,7 @@ use scrub_reducers::python::{
 use serde::Serialize;
 
 use super::fetch::Issue;
-use crate::exception::final_exception;
+use crate::engine::exception::final_exception;
 
 /// What a fenced block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

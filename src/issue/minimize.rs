@@ -7,12 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
 use serde::Serialize;
 
-use crate::cli::{Cli, Command};
-use crate::ladder::Rung;
-use crate::reduce::{self, Finish};
+use crate::engine::ladder::Rung;
+use crate::engine::reduce::{self, Cluster, Finish, Options};
 
 /// What the minimization gave.
 #[derive(Debug, Clone, Serialize)]
@@ -29,14 +27,15 @@ pub struct Minimized {
     /// The simplifications the failure survived (PyTorch repros).
     pub ladder: Vec<Rung>,
     /// What ran before scrub's passes (PyTorch's minifier), with its figures.
-    pub stages: Vec<crate::minifier::Stage>,
+    pub stages: Vec<crate::engine::minifier::Stage>,
     #[serde(skip)]
     pub text: String,
 }
 
 /// Saves `original` (the repro as the issue gives it) as `root/repro_N_original.py`, reduces
 /// `text` (the repro as it was run, which may carry scrub's rewrites) with `signature` under
-/// `python`, and writes `root/repro_N.py`; the run's log goes to `work/scrub.out`.
+/// `python` (on `cluster` when given), and writes `root/repro_N.py`; the run's log goes to
+/// `work/scrub.out`.
 #[allow(clippy::too_many_arguments)]
 pub fn minimize(
     original_text: &str,
@@ -47,6 +46,8 @@ pub fn minimize(
     work: &Path,
     number: u64,
     quiet: bool,
+    jobs: Option<usize>,
+    cluster: Option<&Cluster>,
 ) -> Result<Minimized> {
     let original = root.join(format!("repro_{number}_original.py"));
     let output = root.join(format!("repro_{number}.py"));
@@ -60,31 +61,19 @@ pub fn minimize(
             .with_context(|| format!("cannot write {}", prepared.display()))?;
         prepared
     };
-    // Built through the command line, so that the engine's own defaults apply to every
-    // option this module does not name.
-    let mut argv: Vec<String> = vec![
-        "scrub".into(),
-        "reduce".into(),
-        input.display().to_string(),
-        "--sig".into(),
-        signature.into(),
-        "-o".into(),
-        output.display().to_string(),
-        "--python".into(),
-        python.display().to_string(),
-        "--run-dir".into(),
-        work.join("scrub.out").display().to_string(),
+    let options = Options {
+        sig: Some(signature.into()),
+        output: Some(output.clone()),
+        python: Some(python.to_path_buf()),
+        run_dir: Some(work.join("scrub.out")),
         // A comment wants the smallest script, not one under a size.
-        "--exhaustive".into(),
-    ];
-    if quiet {
-        argv.push("--quiet".into());
-    }
-    let cli = Cli::try_parse_from(&argv).context("cannot build the reduce command")?;
-    let Command::Reduce(args) = cli.command else {
-        unreachable!("the argv names the reduce command");
+        target_lines: None,
+        quiet,
+        jobs,
+        ray: cluster.cloned(),
+        ..Options::new(input)
     };
-    match reduce::reduce(&args)? {
+    match reduce::reduce(&options)? {
         Finish::Reduced(summary) => {
             let result = std::fs::read_to_string(&output)
                 .with_context(|| format!("cannot read {}", output.display()))?;

@@ -6,6 +6,8 @@
 //! nothing runs before the judgement and the safety review, and nothing changes on GitHub
 //! without `--apply`.
 
+pub mod actionable;
+pub mod batch;
 pub mod bisect;
 pub mod check;
 pub mod evidence;
@@ -13,7 +15,6 @@ pub mod extract;
 pub mod fetch;
 pub mod github;
 pub mod hint;
-pub mod judge;
 pub mod minimize;
 pub mod prepare;
 pub mod report;
@@ -28,10 +29,11 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 
-use crate::interpreter::Interpreter;
+use crate::engine::interpreter::Interpreter;
+use crate::engine::reduce::{self, Cluster, Options};
+use actionable::Category;
 use extract::Kind;
 use github::Changes;
-use judge::Category;
 use report::{BlockRow, Report, Stop};
 
 /// The exit codes, for `scrub issue --help`.
@@ -51,10 +53,16 @@ pub enum Step {
 }
 
 /// The flags of `scrub issue`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct IssueArgs {
     /// The issue number (fetched with `gh` from --repo).
     pub number: Option<u64>,
+
+    /// Triage every issue FILE lists, one a line: a number (fetched from --repo) or the path of
+    /// a `gh issue view --json` file; blank lines and `#` comments are skipped. One failing
+    /// does not stop the others; a table of every issue ends the output.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["number", "from_json"])]
+    pub batch: Option<PathBuf>,
 
     /// The repository, OWNER/NAME [default: pytorch/pytorch, or the --from-json issue's URL].
     #[arg(long, value_name = "OWNER/NAME")]
@@ -106,6 +114,15 @@ pub struct IssueArgs {
     #[arg(long, value_name = "SECS", default_value_t = 120.0)]
     pub timeout: f64,
 
+    /// Candidates run in parallel while minimizing (see `scrub reduce --jobs`).
+    #[arg(short, long)]
+    pub jobs: Option<usize>,
+
+    /// Minimize on Ray actors of the cluster at ADDRESS (see `scrub reduce --ray`); with
+    /// --batch, one connection serves every issue.
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
+
     /// Print the report as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -128,6 +145,9 @@ struct Setup {
 }
 
 fn setup(args: &IssueArgs) -> Result<Setup> {
+    if args.jobs == Some(0) {
+        bail!("--jobs must be at least 1");
+    }
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         bail!("--timeout must be a positive number of seconds");
     }
@@ -212,23 +232,51 @@ fn which(name: &Path) -> Option<PathBuf> {
 
 /// Runs `scrub issue`.
 pub fn run(args: &IssueArgs) -> Result<ExitCode> {
+    if let Some(file) = &args.batch {
+        return batch::run(args, file);
+    }
     let setup = setup(args)?;
-    let mut report = triage(args, &setup)?;
-    plan_and_apply(args, &setup, &mut report)?;
+    let cluster = connect(args, &setup.interp)?;
+    let report = triage_and_plan(args, &setup, cluster.as_ref())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report::render(&report));
     }
+    Ok(exit_code(&report))
+}
+
+/// Steps 2 to 11 for one issue.
+fn triage_and_plan(args: &IssueArgs, setup: &Setup, cluster: Option<&Cluster>) -> Result<Report> {
+    let mut report = triage(args, setup, cluster)?;
+    plan_and_apply(args, setup, &mut report)?;
+    Ok(report)
+}
+
+/// 1 when the triage stopped for a decision or an --apply change failed, else 0.
+fn exit_code(report: &Report) -> ExitCode {
     let failed_apply = report
         .applied
         .iter()
         .any(|a| !a.ok && !a.note.contains("subscription"));
     let decision = report.stopped.as_ref().is_some_and(|s| s.needs_decision);
-    Ok(if decision || failed_apply {
+    if decision || failed_apply {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The Ray cluster of `--ray`, connected once under the repro's interpreter.
+fn connect(args: &IssueArgs, interp: &Interpreter) -> Result<Option<Cluster>> {
+    reduce::connect(&Options {
+        python: Some(interp.path.clone()),
+        jobs: args.jobs,
+        ray: args.ray.clone().map(|address| Cluster::Address {
+            address,
+            gpus_per_worker: None,
+        }),
+        ..Options::new("")
     })
 }
 
@@ -240,7 +288,11 @@ fn say(args: &IssueArgs, line: impl AsRef<str>) {
 
 /// Asks a yes/no question when a person is at the terminal; false otherwise.
 fn confirm(args: &IssueArgs, question: &str) -> bool {
-    if args.json || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+    if args.json
+        || args.batch.is_some()
+        || !std::io::stdin().is_terminal()
+        || !std::io::stderr().is_terminal()
+    {
         return false;
     }
     eprint!("{question} [y/N] ");
@@ -257,14 +309,14 @@ fn stop(report: &mut Report, step: &'static str, reason: String, needs_decision:
 }
 
 /// Steps 2 to 10; returns at the first step that stops the triage.
-fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
+fn triage(args: &IssueArgs, s: &Setup, cluster: Option<&Cluster>) -> Result<Report> {
     let issue = &s.issue;
     let today = fetch::today();
     let blocks = extract::extract(issue);
     let choice = extract::choose(&blocks, issue.author_login());
     let found = evidence::find(issue, &blocks, choice.as_ref());
     let expected = found.as_ref().and_then(|e| e.parsed.clone());
-    let judgement = judge::judge(issue, &blocks, choice.as_ref(), found.as_ref(), today);
+    let judgement = actionable::judge(issue, &blocks, choice.as_ref(), found.as_ref(), today);
     let mut report = Report {
         number: issue.number,
         title: issue.title.clone(),
@@ -520,6 +572,8 @@ fn triage(args: &IssueArgs, s: &Setup) -> Result<Report> {
             &s.work,
             issue.number,
             args.json,
+            args.jobs,
+            cluster,
         ) {
             Ok(m) => report.minimized = Some(m),
             Err(e) => report.notes.push(format!("minimization failed: {e:#}")),
@@ -593,7 +647,7 @@ fn decide(
             ),
         )
     };
-    let j = judge::labelled(issue, category, reason, outcome.reproduces, today);
+    let j = actionable::labelled(issue, category, reason, outcome.reproduces, today);
     report.category = j.category.as_str();
     report.reason = j.reason;
     report.labels_to_add = j.labels_to_add;

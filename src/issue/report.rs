@@ -330,3 +330,69 @@ pub fn render(r: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use scrub_reducers::PythonVersion;
+
+    use super::*;
+    use crate::engine::ladder::{State, verdict};
+    use crate::issue::{minimize::Minimized, reproduce};
+
+    #[test]
+    fn the_issue_comment_says_nothing_of_a_rung_that_was_not_tried() {
+        let original = "import torch\nx = torch.randn(64)\nf = torch.compile(g, backend=\"aot_eager\")\nf(x)\n";
+        let result = "import torch\nimport argparse\na = argparse\nf = torch.compile(g, backend=a)\nf(torch.randn(4))\n";
+        let ladder = verdict(
+            original,
+            result,
+            PythonVersion::PY311,
+            &mut |_: &str| -> Option<bool> { panic!("nothing should run") },
+        );
+        let states: Vec<(&str, State)> =
+            ladder.iter().map(|r| (r.rung.as_str(), r.state)).collect();
+        assert_eq!(
+            states,
+            [("small_dims", State::Held), ("eager", State::NotTried)]
+        );
+        let minimized = Minimized {
+            original: "o.py".into(),
+            path: "m.py".into(),
+            original_lines: 4,
+            final_lines: 5,
+            changed: true,
+            signature: "RuntimeError".into(),
+            oracle_calls: 1,
+            verified: true,
+            ladder,
+            stages: Vec::new(),
+            text: result.into(),
+        };
+        let outcome = reproduce::Reproduction {
+            result: "same-error",
+            detail: String::new(),
+            reproduces: true,
+            ratio: "2/2".into(),
+            runs: 2,
+            seeded: false,
+            seconds: 1.0,
+            signature: None,
+            stderr_tail: String::new(),
+            stdout_tail: String::new(),
+        };
+        let versions = reproduce::Versions {
+            python: "3.11.0".into(),
+            torch: Some("2.15.0".into()),
+            interpreter: "python3".into(),
+        };
+        let comment = comment("", &outcome, &versions, None, Some(&minimized), None, true);
+        let needs = comment.split("What the failure needs:").nth(1).unwrap();
+        assert!(
+            needs.contains("- still fails with sizes of 8 or less"),
+            "{comment}"
+        );
+        assert!(!needs.contains("backend"), "{comment}");
+        assert!(!needs.contains("compil"), "{comment}");
+        assert!(!comment.contains("not tried"), "{comment}");
+    }
+}

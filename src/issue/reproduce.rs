@@ -8,10 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::exception::final_exception;
-use crate::memory::human;
-use crate::oracle::{Signature, Verdict};
-use crate::process::{self, Outcome, RunSpec, Status, signal_name};
+use crate::engine::exception::final_exception;
+use crate::engine::memory::human;
+use crate::engine::process::{self, Outcome, RunSpec, Status, signal_name};
+use crate::engine::verdict::{Signature, Verdict};
 
 /// What one run means for the issue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

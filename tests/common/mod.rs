@@ -7,8 +7,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use scrub::corpus::Case;
-use scrub::oracle::{Signature, Verdict};
-use scrub::process::{RunSpec, run_script};
+use scrub::engine::process::{RunSpec, run_script};
+use scrub::engine::verdict::{Signature, Verdict};
 
 pub fn scrub() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scrub"));

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::process::{Outcome, RunSpec, run_script, run_script_with};
-use crate::zygote::Zygote;
+use crate::engine::process::{Outcome, RunSpec, run_script, run_script_with};
+use crate::engine::zygote::Zygote;
 
 /// One run of a script, whatever runs it.
 pub struct Job<'a> {
@@ -32,13 +32,29 @@ pub trait Backend: Send + Sync {
     /// How the run log names it.
     fn describe(&self) -> String;
     /// Runs `job` on worker `worker` (0 ≤ worker < jobs); an interruption is an error of type
-    /// [`crate::process::Interrupted`].
+    /// [`crate::engine::process::Interrupted`].
     fn run(&self, worker: usize, job: &Job) -> Result<Outcome>;
     /// Stops every warm worker; they start again on demand.
     fn stop(&self);
     /// Lines for the run log about the workers themselves (a restart), since last asked.
     fn events(&self) -> Vec<String> {
         Vec::new()
+    }
+}
+
+/// A back end shared by several reductions (one Ray connection for a batch).
+impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
+        (**self).run(worker, job)
+    }
+    fn stop(&self) {
+        (**self).stop()
+    }
+    fn events(&self) -> Vec<String> {
+        (**self).events()
     }
 }
 
@@ -75,7 +91,7 @@ impl Backend for Zygotes {
         );
         if result
             .as_ref()
-            .is_err_and(|e| !e.is::<crate::process::Interrupted>())
+            .is_err_and(|e| !e.is::<crate::engine::process::Interrupted>())
         {
             // A zygote that failed is replaced before the next candidate.
             *slot = None;
@@ -139,7 +155,7 @@ impl Workers {
     /// Runs `text` under the probe (see `probe.rs`) on the first worker, warm or cold as the
     /// candidates run. Only while no candidates are being run.
     pub fn probe(&self, text: &str) -> Result<Outcome> {
-        self.run_with(0, text, &self.env_of(0), Some(crate::probe::SOURCE))
+        self.run_with(0, text, &self.env_of(0), Some(crate::engine::probe::SOURCE))
     }
 
     /// Runs `text` on worker `worker`: forked from its zygote in warm mode, else cold; under

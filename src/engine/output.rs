@@ -120,7 +120,7 @@ fn cut_before(bytes: &[u8], at: usize, slack: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exception::final_exception;
+    use crate::engine::exception::final_exception;
 
     fn noise(lines: usize) -> String {
         (0..lines)

@@ -18,10 +18,10 @@ use process_wrap::std::StdChildWrapper;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::output::keep;
-use crate::process::{INTERRUPTED, Interrupted, Outcome, Status};
-use crate::workers::{Backend, Job};
-use crate::zygote::spawn_helper;
+use crate::engine::output::keep;
+use crate::engine::process::{INTERRUPTED, Interrupted, Outcome, Status};
+use crate::engine::workers::{Backend, Job};
+use crate::engine::zygote::spawn_helper;
 
 const SOURCE: &str = include_str!("ray/bridge.py");
 const ZYGOTE: &str = include_str!("zygote/zygote.py");
@@ -169,6 +169,11 @@ impl Ray {
             );
         }
         Ok(ray)
+    }
+
+    /// The actors it keeps, one per job.
+    pub fn jobs(&self) -> usize {
+        self.jobs
     }
 
     /// Sends `request` (an "id" is added) and waits for its answer, `limit` at most.

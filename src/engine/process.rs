@@ -14,8 +14,8 @@ use anyhow::{Context, Result};
 use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
 use serde::{Deserialize, Serialize};
 
-use crate::memory::Watch;
-use crate::output::keep_file;
+use crate::engine::memory::Watch;
+use crate::engine::output::keep_file;
 
 /// Set by the Ctrl-C handler; every poll loop watches it.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);

@@ -3,7 +3,7 @@
 
 use scrub_reducers::{Crash, Frame};
 
-use crate::process::Outcome;
+use crate::engine::process::Outcome;
 
 /// The probe, run as `python -c SOURCE` or loaded by a warm worker.
 pub const SOURCE: &str = include_str!("probe.py");
@@ -26,7 +26,7 @@ pub fn crash(outcome: &Outcome) -> Option<Crash> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workers::Workers;
+    use crate::engine::workers::Workers;
     use std::time::Duration;
 
     /// The crash that the probe reports for `text`, the same from a cold and a warm worker.

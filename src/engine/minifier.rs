@@ -18,12 +18,12 @@ use scrub_reducers::minified::{Check, plain};
 use scrub_reducers::{PythonVersion, Script};
 use serde::{Deserialize, Serialize};
 
-use crate::exception::final_exception;
-use crate::oracle::Signature;
-use crate::process::{RunSpec, run_in};
+use crate::engine::exception::final_exception;
+use crate::engine::process::{RunSpec, run_in};
+use crate::engine::verdict::Signature;
 
-/// `--minifier`: whether to run PyTorch's minifier first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Whether to run PyTorch's minifier first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Never: scrub's passes alone.
     Never,
@@ -189,7 +189,7 @@ enum Why {
 
 impl From<anyhow::Error> for Why {
     fn from(e: anyhow::Error) -> Why {
-        if e.is::<crate::process::Interrupted>() {
+        if e.is::<crate::engine::process::Interrupted>() {
             Why::Interrupted(e)
         } else {
             Why::Not(format!("{e:#}"))
@@ -236,7 +236,7 @@ fn search(
     let Some(launcher) = find(&debug, "minifier_launcher.py") else {
         return Err(Why::Not(format!(
             "the minifier dumped nothing ({})",
-            crate::oracle::describe(&dump)
+            crate::engine::verdict::describe(&dump)
         )));
     };
     // The launcher sets its own inductor cache (under /tmp); it gets the stage's.
@@ -260,7 +260,7 @@ fn search(
     let repro = std::fs::read_to_string(folder.join("repro.py")).map_err(|_| {
         let how = match final_exception(&minify.stderr) {
             Some(e) => e.header,
-            None => crate::oracle::describe(&minify),
+            None => crate::engine::verdict::describe(&minify),
         };
         Why::Not(format!("the minifier wrote no repro.py ({how})"))
     })?;

@@ -3,6 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -10,15 +11,15 @@ use scrub_reducers::python::count_statements;
 use scrub_reducers::{PASSES, StopReason, count_lines, python};
 use serde::Serialize;
 
-use crate::cache::{self, Cache};
-use crate::cli::ReduceArgs;
-use crate::console::Console;
-use crate::interpreter::Interpreter;
-use crate::judge::ProcessOracle;
-use crate::oracle::{Anchor, Signature, Verdict, describe};
-use crate::process::{self, Outcome, Status};
-use crate::rundir::RunDir;
-use crate::workers::{Workers, detect_gpus};
+use crate::engine::cache::{self, Cache};
+use crate::engine::console::Console;
+use crate::engine::interpreter::Interpreter;
+use crate::engine::oracle::ProcessOracle;
+use crate::engine::process::{self, Outcome, Status};
+use crate::engine::ray::Ray;
+use crate::engine::rundir::RunDir;
+use crate::engine::verdict::{Anchor, Signature, Verdict, describe};
+use crate::engine::workers::{Workers, detect_gpus};
 use scrub_reducers::control::Suspect;
 
 /// Repros are scripts; anything bigger is not one.
@@ -36,6 +37,105 @@ pub enum Finish {
     DoesNotFail,
     /// Ctrl-C: the best script so far is in this file.
     Interrupted(PathBuf),
+}
+
+/// The engine's defaults, in one place: the command line shows them, `bench` and `issue` take
+/// them through [`Options::new`].
+pub const DEFAULT_TARGET_LINES: usize = 20;
+
+/// Everything one reduction takes. [`Options::new`] gives the defaults; the command line,
+/// `bench` and `issue` change what they name.
+#[derive(Clone)]
+pub struct Options {
+    /// The script that fails; it is never modified.
+    pub file: PathBuf,
+    /// The failure to keep; derived from the original run when `None`.
+    pub sig: Option<String>,
+    /// Where to write the result (default: `file` with `.min.py`).
+    pub output: Option<PathBuf>,
+    /// The interpreter (default: what `python3` on PATH resolves to).
+    pub python: Option<PathBuf>,
+    /// Candidates run at once (default: the cores, or the GPUs when there are any).
+    pub jobs: Option<usize>,
+    /// GPU ids to pin workers to, `"0,1"` (default: from nvidia-smi).
+    pub gpus: Option<String>,
+    /// Run the candidates on a Ray cluster.
+    pub ray: Option<Cluster>,
+    /// Seconds a candidate may run (default: 5 × the original's time, at least 1 s).
+    pub timeout: Option<f64>,
+    /// Stop once fewer lines remain; `None`: go on to the fixpoint.
+    pub target_lines: Option<usize>,
+    /// The on-disk cache (default: the user cache directory); unused with `no_cache`.
+    pub cache_dir: Option<PathBuf>,
+    pub no_cache: bool,
+    /// Where the run log goes (default: `scrub.out/` beside the output).
+    pub run_dir: Option<PathBuf>,
+    /// Every candidate a fresh process instead of a fork of a warm worker.
+    pub cold: bool,
+    pub minifier: crate::engine::minifier::Mode,
+    /// The memory a candidate may hold, `"8G"` or `"none"` (default: a share of the machine's).
+    pub max_memory: Option<String>,
+    /// Print only warnings and errors.
+    pub quiet: bool,
+    /// Guard a mismatch with its control (see `verdict::Anchor`); off: the result is unguarded.
+    pub control: bool,
+}
+
+/// Where a reduction's candidates run when not on this machine.
+#[derive(Clone)]
+pub enum Cluster {
+    /// Connect to the cluster at this address (`auto`: the one `ray start` left here).
+    Address {
+        address: String,
+        /// GPUs each actor reserves (default: 1 when the cluster has GPUs, else 0).
+        gpus_per_worker: Option<f64>,
+    },
+    /// A connection made once for several reductions (see [`connect`]); its actors are made
+    /// again for each script, so that no case sees another's imports.
+    Shared(Arc<Ray>),
+}
+
+impl Options {
+    pub fn new(file: impl Into<PathBuf>) -> Options {
+        Options {
+            file: file.into(),
+            sig: None,
+            output: None,
+            python: None,
+            jobs: None,
+            gpus: None,
+            ray: None,
+            timeout: None,
+            target_lines: Some(DEFAULT_TARGET_LINES),
+            cache_dir: None,
+            no_cache: false,
+            run_dir: None,
+            cold: false,
+            minifier: crate::engine::minifier::Mode::Auto,
+            max_memory: None,
+            quiet: false,
+            control: true,
+        }
+    }
+}
+
+/// Connects to the cluster that `options` names, once, for several reductions with the same
+/// interpreter and jobs: the [`Cluster::Shared`] to put in each one's options.
+pub fn connect(options: &Options) -> Result<Option<Cluster>> {
+    let Some(Cluster::Address {
+        address,
+        gpus_per_worker,
+    }) = &options.ray
+    else {
+        return Ok(options.ray.clone());
+    };
+    if gpus_per_worker.is_some_and(|g| !(g >= 0.0 && g.is_finite())) {
+        bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
+    }
+    let interp = interpreter(options)?;
+    let jobs = jobs_of(options, &detect_gpus(options.gpus.as_deref()));
+    let ray = Ray::connect(&interp.path, address, jobs, *gpus_per_worker)?;
+    Ok(Some(Cluster::Shared(Arc::new(ray))))
 }
 
 /// The figures of one reduction, as `--json` prints them.
@@ -78,13 +178,13 @@ pub struct Summary {
     /// (candidate runs so far, non-blank lines) after every accepted step.
     pub trace: Vec<(usize, usize)>,
     /// For a PyTorch repro: the simplifications the failure survived.
-    pub ladder: Vec<crate::ladder::Rung>,
+    pub ladder: Vec<crate::engine::ladder::Rung>,
     /// The rewrites made before the reduction, which it starts from (see [`prepare`]).
     pub prepared: Vec<String>,
     /// The memory a candidate's process group could hold, in bytes (`None`: no limit).
     pub max_memory: Option<u64>,
     /// What ran before scrub's passes (PyTorch's minifier), each with its figures.
-    pub stages: Vec<crate::minifier::Stage>,
+    pub stages: Vec<crate::engine::minifier::Stage>,
     /// The most memory the original's runs and the largest candidate run held, in bytes.
     pub peak_rss_original: u64,
     pub peak_rss_candidate: u64,
@@ -102,8 +202,10 @@ pub struct PassRow {
     pub pumps_rolled_back: usize,
 }
 
-pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
-    let finish = match reduce(args) {
+/// Runs one reduction for the command line: the exit code, and with `json` the figures on
+/// stdout.
+pub fn run(options: &Options, json: bool) -> Result<ExitCode> {
+    let finish = match reduce(options) {
         Ok(finish) => finish,
         // Outside the loop (the original's runs, the final check) there is no result yet.
         Err(e) if e.is::<process::Interrupted>() => {
@@ -114,7 +216,7 @@ pub fn run(args: &ReduceArgs) -> Result<ExitCode> {
     };
     Ok(match finish {
         Finish::Reduced(summary) => {
-            if args.json {
+            if json {
                 println!("{}", serde_json::to_string(&summary)?);
             }
             ExitCode::SUCCESS
@@ -136,7 +238,7 @@ struct Setup {
 }
 
 /// Checks every input before anything runs or is written.
-fn setup(args: &ReduceArgs) -> Result<Setup> {
+fn setup(args: &Options) -> Result<Setup> {
     let text = read_script(&args.file)?;
     let sig = match &args.sig {
         Some(s) => Some(Signature::parse(s).map_err(|e| anyhow!("invalid --sig {s:?}: {e}"))?),
@@ -148,10 +250,7 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
     if args.timeout.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
         bail!("--timeout must be a positive number of seconds");
     }
-    let interp = match &args.python {
-        Some(python) => Interpreter::probe(python)?,
-        None => Interpreter::probe_default()?,
-    };
+    let interp = interpreter(args)?;
     if let Some((line, msg)) = python::syntax_error(&text, interp.parser_version) {
         bail!(
             "{} has a syntax error at line {line} (Python {}): {msg}",
@@ -161,10 +260,14 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
     }
     let output = output_path(args)?;
     let gpus = detect_gpus(args.gpus.as_deref());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = args
-        .jobs
-        .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() });
+    let ray = match connect(args)? {
+        Some(Cluster::Shared(ray)) => Some(ray),
+        _ => None,
+    };
+    let jobs = match &ray {
+        Some(ray) => ray.jobs(),
+        None => jobs_of(args, &gpus),
+    };
     let timeout = args.timeout.map(Duration::from_secs_f64);
     let mut workers = Workers::new(
         interp.path.clone(),
@@ -172,16 +275,9 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
         jobs,
         gpus,
     );
-    workers.max_memory = crate::memory::limit(args.max_memory.as_deref(), jobs)
+    workers.max_memory = crate::engine::memory::limit(args.max_memory.as_deref(), jobs)
         .map_err(|e| anyhow!("invalid --max-memory: {e}"))?;
-    if let Some(address) = &args.ray {
-        if args
-            .gpus_per_worker
-            .is_some_and(|g| !(g >= 0.0 && g.is_finite()))
-        {
-            bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
-        }
-        let ray = crate::ray::Ray::connect(&interp.path, address, jobs, args.gpus_per_worker)?;
+    if let Some(ray) = ray {
         (workers.backend, workers.remote) = (Box::new(ray), true);
     }
     Ok(Setup {
@@ -194,8 +290,24 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
     })
 }
 
+/// The interpreter `options` names, or the default one.
+fn interpreter(options: &Options) -> Result<Interpreter> {
+    match &options.python {
+        Some(python) => Interpreter::probe(python),
+        None => Interpreter::probe_default(),
+    }
+}
+
+/// The jobs `options` asks for: by default one per core, or one per GPU when there are any.
+fn jobs_of(options: &Options, gpus: &[String]) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    options
+        .jobs
+        .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() })
+}
+
 /// Checks the inputs and the original failure, reduces, verifies the result and writes it.
-pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
+pub fn reduce(args: &Options) -> Result<Finish> {
     let Setup {
         text,
         sig,
@@ -332,8 +444,8 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         "memory per candidate: {}; the original held {}",
         workers
             .max_memory
-            .map_or("no limit".to_string(), crate::memory::human),
-        crate::memory::human(base.peak_rss)
+            .map_or("no limit".to_string(), crate::engine::memory::human),
+        crate::engine::memory::human(base.peak_rss)
     ));
     run_dir.log(format!(
         "workers: {}",
@@ -345,7 +457,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     ));
     let (start, stages) = minifier_stage(
         args.minifier,
-        (!args.exhaustive).then_some(args.target_lines),
+        args.target_lines,
         start,
         &sig,
         &anchor,
@@ -390,7 +502,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     }
     let options = scrub_reducers::Options {
         version: interp.parser_version,
-        target_lines: (!args.exhaustive).then_some(args.target_lines),
+        target_lines: args.target_lines,
         in_flight: workers.jobs,
         ..Default::default()
     };
@@ -472,7 +584,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
     rung_oracle.pass = "ladder".to_string();
     rung_oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
     rung_oracle.reference_calls = reference_calls;
-    let ladder = crate::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
+    let ladder = crate::engine::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
         scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
             .ok()
             .map(|v| v[0])
@@ -498,7 +610,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
         "stop: {stop_reason}; runs: {}; cache hits: {}; {wall:.1} s; the largest candidate held {}",
         calls,
         hits,
-        crate::memory::human(peak_rss_candidate)
+        crate::engine::memory::human(peak_rss_candidate)
     ));
     run_dir.log(format!(
         "speculative runs made stale by a win: {}",
@@ -568,7 +680,7 @@ pub fn reduce(args: &ReduceArgs) -> Result<Finish> {
 /// and its plain script fails the same way as candidates run; else `start` itself. Also what the stage did, for the log and `--json`.
 #[allow(clippy::too_many_arguments)]
 fn minifier_stage(
-    mode: crate::minifier::Mode,
+    mode: crate::engine::minifier::Mode,
     target: Option<usize>,
     start: String,
     sig: &Signature,
@@ -579,11 +691,11 @@ fn minifier_stage(
     run_dir: &RunDir,
     console: &Console,
     prepared: &mut Vec<String>,
-) -> Result<(String, Vec<crate::minifier::Stage>)> {
+) -> Result<(String, Vec<crate::engine::minifier::Stage>)> {
     let plan = if target.is_some_and(|t| scrub_reducers::count_lines(&start) < t) {
         Err("the original is already under the target size".to_string())
     } else {
-        crate::minifier::plan(mode, &start, sig, &base.outcome.stderr)
+        crate::engine::minifier::plan(mode, &start, sig, &base.outcome.stderr)
     };
     let plan = match plan {
         Ok(plan) => plan,
@@ -596,7 +708,7 @@ fn minifier_stage(
         "running PyTorch's minifier first (TORCHDYNAMO_REPRO_AFTER={}, level {})",
         plan.after, plan.level
     ));
-    let (plain, mut stage) = crate::minifier::run(
+    let (plain, mut stage) = crate::engine::minifier::run(
         &plan,
         &start,
         &interp.path,
@@ -775,7 +887,7 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// `-o`, or FILE with `.py` replaced by `.min.py`; never the input itself.
-fn output_path(args: &ReduceArgs) -> Result<PathBuf> {
+fn output_path(args: &Options) -> Result<PathBuf> {
     let output = match &args.output {
         Some(o) => o.clone(),
         None => with_suffix(&args.file, ".min.py"),
@@ -857,7 +969,7 @@ fn baseline(
 ) -> Result<BaselineEnd> {
     let runs = run_many(text, 2, workers)?;
     if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
-        && runs.iter().all(crate::oracle::out_of_memory)
+        && runs.iter().all(crate::engine::verdict::out_of_memory)
     {
         return Ok(BaselineEnd::OutOfMemory);
     }
@@ -1029,13 +1141,13 @@ struct Guard {
 fn control(
     start: &str,
     outcome: &Outcome,
-    args: &ReduceArgs,
+    args: &Options,
     interp: &Interpreter,
     workers: &Workers,
     console: &Console,
 ) -> Result<Guard> {
     let mismatch = start.contains("torch")
-        && crate::exception::final_exception(&outcome.stderr)
+        && crate::engine::exception::final_exception(&outcome.stderr)
             .is_some_and(|e| e.class.ends_with("AssertionError"));
     let unguarded = |note: String| {
         if mismatch {
@@ -1047,7 +1159,7 @@ fn control(
             note,
         }
     };
-    if args.no_control {
+    if !args.control {
         return Ok(unguarded("off (--no-control)".to_string()));
     }
     let version = interp.parser_version;
@@ -1064,7 +1176,7 @@ fn control(
     let mut found = None;
     for (suspect, control) in suspects {
         let run = run_one(&control, workers)?;
-        if crate::judge::passes(&run) {
+        if crate::engine::oracle::passes(&run) {
             found = Some(suspect);
             break;
         }
@@ -1099,7 +1211,7 @@ fn control_passes(
     else {
         return Ok(false);
     };
-    Ok(crate::judge::passes(&run_one(&control, workers)?))
+    Ok(crate::engine::oracle::passes(&run_one(&control, workers)?))
 }
 
 /// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.
@@ -1111,7 +1223,9 @@ fn verify(
     workers: &Workers,
 ) -> Result<bool> {
     for _ in 0..attempts {
-        if crate::judge::judge(sig, anchor, text, &run_one(text, workers)?) == Verdict::Same {
+        if crate::engine::oracle::judge(sig, anchor, text, &run_one(text, workers)?)
+            == Verdict::Same
+        {
             return Ok(true);
         }
     }

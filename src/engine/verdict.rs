@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use crate::exception::{FinalException, final_exception};
-use crate::memory::human;
-use crate::process::{Outcome, Status, signal_name, signal_number};
+use crate::engine::exception::{FinalException, final_exception};
+use crate::engine::memory::human;
+use crate::engine::process::{Outcome, Status, signal_name, signal_number};
 
 /// How a failure must look to count as the same failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub enum Verdict {
 /// `--max-memory`.
 pub fn out_of_memory(outcome: &Outcome) -> bool {
     outcome.status == Status::OutOfMemory
-        || crate::exception::final_exception(&outcome.stderr).is_some_and(|e| {
+        || crate::engine::exception::final_exception(&outcome.stderr).is_some_and(|e| {
             e.class.ends_with("OutOfMemoryError")
                 || e.message.contains("out of memory")
                 || e.message.contains("can't allocate memory")
@@ -148,7 +148,7 @@ impl fmt::Display for Signature {
 }
 
 /// What a failure must keep besides its signature, read off the original's run: where it was
-/// raised outside the script (see [`crate::exception::site`]), and for an assertion that no
+/// raised outside the script (see [`crate::engine::exception::site`]), and for an assertion that no
 /// control guards, the values it computed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Anchor {
@@ -164,7 +164,7 @@ impl Anchor {
     /// The anchor of `text`, whose run `outcome` failed with the signature; `values` says
     /// whether its computed values are kept (an assertion without a control).
     pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
-        let site = crate::exception::site(&outcome.stderr);
+        let site = crate::engine::exception::site(&outcome.stderr);
         let computed = match final_exception(&outcome.stderr) {
             Some(e) if values && e.class.ends_with("AssertionError") => {
                 let first = e.message.lines().next().unwrap_or("");
@@ -186,7 +186,7 @@ impl Anchor {
     /// anchor: the failure was raised elsewhere, or a computed value is gone or written.
     pub fn moved(&self, text: &str, outcome: &Outcome) -> Option<String> {
         if let Some(site) = &self.site {
-            let got = crate::exception::site(&outcome.stderr);
+            let got = crate::engine::exception::site(&outcome.stderr);
             if got.as_ref() != Some(site) {
                 return Some(format!(
                     "raised at {}, not at {site}",

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use dashmap::DashMap;
 
-use crate::process::Outcome;
+use crate::engine::process::Outcome;
 
 pub type Key = [u8; 32];
 
@@ -59,7 +59,7 @@ impl Cache {
     /// Keeps `outcome` under `key`; one killed over the memory limit is not kept, as it
     /// depends on the limit of the run, which the key does not name.
     pub fn put(&self, key: &Key, outcome: &Outcome) {
-        if outcome.status == crate::process::Status::OutOfMemory {
+        if outcome.status == crate::engine::process::Status::OutOfMemory {
             return;
         }
         self.memory.insert(*key, outcome.clone());
@@ -100,7 +100,7 @@ pub fn default_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::Status;
+    use crate::engine::process::Status;
     use std::time::Duration;
 
     fn outcome() -> Outcome {

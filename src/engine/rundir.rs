@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result};
 
-use crate::memory::human;
-use crate::process::{Outcome, Status, signal_name};
+use crate::engine::memory::human;
+use crate::engine::process::{Outcome, Status, signal_name};
 
 pub struct RunDir {
     path: PathBuf,

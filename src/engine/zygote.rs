@@ -15,9 +15,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use process_wrap::std::{ProcessGroup, StdChildWrapper, StdCommandWrap};
 use serde::Deserialize;
 
-use crate::memory::Watch;
-use crate::output::keep_file;
-use crate::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir};
+use crate::engine::memory::Watch;
+use crate::engine::output::keep_file;
+use crate::engine::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir};
 
 const SOURCE: &str = include_str!("zygote/zygote.py");
 /// Importing torch with a cold disk can take a minute.

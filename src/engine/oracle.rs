@@ -7,12 +7,12 @@ use std::time::Instant;
 use scrub_reducers::control::Suspect;
 use scrub_reducers::{Oracle, Progress, PythonVersion, Script};
 
-use crate::cache::Cache;
-use crate::console::Console;
-use crate::oracle::{Anchor, Signature, Verdict, describe};
-use crate::process::{self, Outcome};
-use crate::rundir::RunDir;
-use crate::workers::Workers;
+use crate::engine::cache::Cache;
+use crate::engine::console::Console;
+use crate::engine::process::{self, Outcome};
+use crate::engine::rundir::RunDir;
+use crate::engine::verdict::{Anchor, Signature, Verdict, describe};
+use crate::engine::workers::Workers;
 
 /// The reduction loop's oracle: cache first, then worker processes.
 pub(crate) struct ProcessOracle<'a> {
@@ -270,7 +270,7 @@ impl Oracle for ProcessOracle<'_> {
         if !matches!(self.sig, Signature::Exception { .. }) {
             return None;
         }
-        let key = self.cache.key(&crate::probe::cache_text(text));
+        let key = self.cache.key(&crate::engine::probe::cache_text(text));
         let outcome = match self.cache.get(&key) {
             Some(outcome) => {
                 self.hits += 1;
@@ -287,7 +287,7 @@ impl Oracle for ProcessOracle<'_> {
                 }
             },
         };
-        let crash = crate::probe::crash(&outcome);
+        let crash = crate::engine::probe::crash(&outcome);
         self.run_dir.log(match &crash {
             Some(c) => format!(
                 "probe: failing lines {:?}",

@@ -208,7 +208,7 @@ fn categorize(
         .map(|b| b.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    let gpus = crate::workers::detect_gpus(None).len();
+    let gpus = crate::engine::workers::detect_gpus(None).len();
     if let Some(need) = hardware_need(&code_and_shell, gpus) {
         return (
             Category::Hardware,

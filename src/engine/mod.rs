@@ -1,0 +1,30 @@
+//! The engine: reduce one script under one signature. Everything here is reached through
+//! [`reduce::Options`]; the front ends (the command line, `bench`, `issue`) build one and read
+//! the [`reduce::Summary`] it gives back. The engine knows nothing of them.
+//!
+//! - [`reduce`]: the steps of one reduction (the original's runs, the passes, the final check);
+//! - [`oracle`]: the loop's oracle: the cache first, then the workers, with a log of every run;
+//! - [`verdict`]: signatures, and what an outcome means for one;
+//! - [`workers`], [`zygote`], [`ray`], [`process`], [`memory`], [`output`]: where and how a
+//!   candidate runs, and what is kept of its output;
+//! - [`cache`], [`rundir`], [`console`]: what a run leaves on disk and on the terminal;
+//! - [`probe`], [`exception`], [`interpreter`], [`ladder`], [`minifier`]: what the engine learns
+//!   about a script, its failure and its interpreter.
+
+pub mod cache;
+pub mod console;
+pub mod exception;
+pub mod interpreter;
+pub mod ladder;
+pub mod memory;
+pub mod minifier;
+pub(crate) mod oracle;
+pub mod output;
+pub mod probe;
+pub mod process;
+pub mod ray;
+pub mod reduce;
+pub mod rundir;
+pub mod verdict;
+pub mod workers;
+pub mod zygote;
