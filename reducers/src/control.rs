@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use crate::edit::{Edit, apply_edits, line_end, line_start};
 use crate::passes::{torch_imports, torch_path};
 use crate::python::{
-    Expr, PythonVersion, Ranged, Script, Stmt, all_bodies, all_exprs, is_atomic, span,
+    Expr, PythonVersion, Ranged, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span,
 };
 use crate::rungs::Rung;
 
@@ -145,6 +145,198 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
     out
 }
 
+/// How many comparisons set a reference against a call of the script's own code whose result
+/// reads none of the arguments the call gives it: `fast = FusedRMSNorm(8)(x)` with a
+/// `forward` that returns its weight. The custom computation, the bug, is gone, and the check
+/// compares the reference with a value that does not depend on the input; its control still
+/// passes, since it compares the reference with itself. The binary refuses candidates with
+/// more of these than the original. Only what the code shows is judged: a callee that cannot
+/// be found (inherited, imported) is taken to read its arguments.
+pub fn hollow_customs(script: &Script) -> usize {
+    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
+    let bindings = single_bindings(script);
+    comparisons(script)
+        .into_iter()
+        .filter(|(custom, _)| {
+            let Expr::Call(call) = custom else {
+                return false;
+            };
+            if call
+                .arguments
+                .args
+                .iter()
+                .all(|a| crate::python::is_literal(a))
+            {
+                return false;
+            }
+            callee(&call.func, &stmts, &bindings)
+                .is_some_and(|(f, method)| !reads_inputs(f, method))
+        })
+        .count()
+}
+
+/// The function a call of `func` runs, and whether it is a method (its first parameter the
+/// instance): `fused` → `def fused`, `Model(…)(…)`, `model(…)` with `model = Model(…)` →
+/// `Model.forward` (or `__call__`), `model.step(…)` → `Model.step`.
+pub(crate) fn callee<'a>(
+    func: &'a Expr,
+    stmts: &[&'a Stmt],
+    bindings: &[(&'a str, &'a Expr)],
+) -> Option<(&'a ast::StmtFunctionDef, bool)> {
+    let function = |name: &str| {
+        stmts.iter().find_map(|s| match s {
+            Stmt::FunctionDef(f) if f.name.as_str() == name => Some(f),
+            _ => None,
+        })
+    };
+    let method = |class: &'a ast::StmtClassDef, names: &[&str]| {
+        names.iter().find_map(|name| {
+            class.body.iter().find_map(|s| match s {
+                Stmt::FunctionDef(f) if f.name.as_str() == *name => Some((f, true)),
+                _ => None,
+            })
+        })
+    };
+    match func {
+        Expr::Name(n) => match function(n.id.as_str()) {
+            Some(f) => Some((f, false)),
+            None => method(
+                instance_of(func, stmts, bindings)?,
+                &["forward", "__call__"],
+            ),
+        },
+        Expr::Attribute(a) => method(instance_of(&a.value, stmts, bindings)?, &[a.attr.as_str()]),
+        Expr::Call(_) => method(
+            instance_of(func, stmts, bindings)?,
+            &["forward", "__call__"],
+        ),
+        _ => None,
+    }
+}
+
+/// The class `expr` is an instance of: `Model(…)`, `Model(…).double()` (a move returns the
+/// module itself), or a name bound once to one of those.
+fn instance_of<'a>(
+    expr: &'a Expr,
+    stmts: &[&'a Stmt],
+    bindings: &[(&'a str, &'a Expr)],
+) -> Option<&'a ast::StmtClassDef> {
+    instance_within(expr, stmts, bindings, 8)
+}
+
+/// [`instance_of`], through at most `depth` names (`m = m.double()` refers to itself).
+fn instance_within<'a>(
+    expr: &'a Expr,
+    stmts: &[&'a Stmt],
+    bindings: &[(&'a str, &'a Expr)],
+    depth: usize,
+) -> Option<&'a ast::StmtClassDef> {
+    let depth = depth.checked_sub(1)?;
+    const MOVES: &[&str] = &[
+        "to",
+        "double",
+        "float",
+        "half",
+        "bfloat16",
+        "cuda",
+        "cpu",
+        "eval",
+        "train",
+        "requires_grad_",
+    ];
+    match expr {
+        // Bound once, or every time to an instance of the same class (`norm = Norm(…)` in
+        // two tests).
+        Expr::Name(n) => {
+            if let Some((_, value)) = bindings.iter().find(|(name, _)| *name == n.id.as_str()) {
+                return instance_within(value, stmts, bindings, depth);
+            }
+            let mut classes = stmts.iter().filter_map(|s| match s {
+                Stmt::Assign(a) => match a.targets.as_slice() {
+                    // `m = m.double()` keeps the class `m` had.
+                    [Expr::Name(t)] if t.id == n.id && root(&a.value) != Some(t.id.as_str()) => {
+                        Some(instance_within(&a.value, stmts, bindings, depth))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
+            let first = classes.next()??;
+            classes
+                .all(|c| c.is_some_and(|c| std::ptr::eq(c, first)))
+                .then_some(first)
+        }
+        Expr::Call(c) => match &*c.func {
+            Expr::Name(n) => stmts.iter().find_map(|s| match s {
+                Stmt::ClassDef(class) if class.name.as_str() == n.id.as_str() => Some(class),
+                _ => None,
+            }),
+            Expr::Attribute(a) if MOVES.contains(&a.attr.as_str()) => {
+                instance_within(&a.value, stmts, bindings, depth)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether some `return` of `f` reads one of its parameters (the instance of a method only
+/// once the method has stored an input in it), through the assignments in between.
+fn reads_inputs(f: &ast::StmtFunctionDef, method: bool) -> bool {
+    let p = &f.parameters;
+    let mut inputs: HashSet<&str> = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .chain(&p.kwonlyargs)
+        .map(|a| a.parameter.name.as_str())
+        .chain(p.vararg.iter().chain(&p.kwarg).map(|a| a.name.as_str()))
+        .collect();
+    let first = p.posonlyargs.iter().chain(&p.args).next();
+    if let (true, Some(instance)) = (method, first) {
+        inputs.remove(instance.parameter.name.as_str());
+    }
+    let reads = |e: &Expr, inputs: &HashSet<&str>| {
+        crate::python::exprs_of(e)
+            .into_iter()
+            .any(|e| matches!(e, Expr::Name(n) if inputs.contains(n.id.as_str())))
+    };
+    let stmts: Vec<&Stmt> = all_bodies(&f.body).into_iter().flatten().collect();
+    loop {
+        let before = inputs.len();
+        for stmt in &stmts {
+            let (targets, value): (Vec<&Expr>, &Expr) = match stmt {
+                Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
+                Stmt::AugAssign(a) => (vec![&*a.target], &a.value),
+                Stmt::AnnAssign(a) => match &a.value {
+                    Some(v) => (vec![&*a.target], v),
+                    None => continue,
+                },
+                Stmt::For(l) => (vec![&*l.target], &l.iter),
+                _ => continue,
+            };
+            if !reads(value, &inputs) {
+                continue;
+            }
+            for target in targets {
+                for e in crate::python::exprs_of(target) {
+                    if let Expr::Name(n) = e {
+                        inputs.insert(n.id.as_str());
+                    }
+                }
+            }
+        }
+        if inputs.len() == before {
+            break;
+        }
+    }
+    stmts.iter().any(|s| match s {
+        Stmt::Return(r) => r.value.as_ref().is_some_and(|v| reads(v, &inputs)),
+        Stmt::Expr(e) => matches!(&*e.value, Expr::Yield(_) | Expr::YieldFrom(_)),
+        _ => false,
+    })
+}
+
 /// The comparisons whose one side the script computes with its own code: that side replaced
 /// by the other.
 fn reference(script: &Script) -> Option<String> {
@@ -163,7 +355,7 @@ fn reference(script: &Script) -> Option<String> {
 
 /// The (custom, reference) sides of every comparison with exactly one side computed by the
 /// script's own code; a side that is a name bound once stands for its value.
-fn comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
+pub(crate) fn comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
     let imports = torch_imports(script);
     if imports.is_empty() {
         return Vec::new();
@@ -262,7 +454,7 @@ fn root(expr: &Expr) -> Option<&str> {
 }
 
 /// The names bound exactly once in the script, by `name = value`, with their values.
-fn single_bindings(script: &Script) -> Vec<(&str, &Expr)> {
+pub(crate) fn single_bindings(script: &Script) -> Vec<(&str, &Expr)> {
     let scopes = crate::scopes::Scopes::of(script.body());
     let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for o in scopes.occurrences.iter().filter(|o| o.binds) {
@@ -326,6 +518,51 @@ mod tests {
         );
         let script = Script::parse(text, PythonVersion::PY311).unwrap();
         assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
+    }
+
+    #[test]
+    fn a_custom_side_that_no_longer_reads_its_input_is_hollow() {
+        let count =
+            |text: &str| hollow_customs(&Script::parse(text, PythonVersion::PY311).unwrap());
+        let head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n";
+        // The original: the module computes from x, through a helper.
+        let computes = format!(
+            "{head}def fused(x, w):\n    d = x.shape[-1]\n    ms = x.pow(2).sum(-1) / (d - 1)\n    return x * torch.rsqrt(ms) * w\nclass Norm(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n        self.weight = torch.ones(dim)\n    def forward(self, x):\n        return fused(x, self.weight)\nx = torch.randn(2, 8)\nfast = Norm(8).double()(x)\nref = F.rms_norm(x, (8,))\nassert torch.allclose(ref, fast)\n"
+        );
+        assert_eq!(count(&computes), 0);
+        // Reduced until the module returns its weight: the computation is gone.
+        let hollow = format!(
+            "{head}class Norm(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n        self.weight = torch.ones(dim)\n    def forward(self, x):\n        weight = self.weight\n        return weight\nx = torch.randn(2)\nfast = Norm(1)(x)\nref = F.rms_norm(x, (2,))\nassert torch.allclose(ref, fast)\n"
+        );
+        assert_eq!(count(&hollow), 1);
+        // A function that ignores its argument, called through a name bound once.
+        assert_eq!(
+            count(&format!(
+                "{head}def fused(x):\n    return torch.ones(2)\nx = torch.randn(2)\nassert torch.allclose(F.relu(x), fused(x))\n"
+            )),
+            1
+        );
+        // An input stored on the instance and read back counts as read; so does a callee
+        // scrub cannot see (inherited).
+        assert_eq!(
+            count(&format!(
+                "{head}class M(nn.Module):\n    def forward(self, x):\n        self.seen = x * 2\n        return self.seen\nx = torch.randn(2)\nassert torch.allclose(F.relu(x), M()(x))\n"
+            )),
+            0
+        );
+        assert_eq!(
+            count(&format!(
+                "{head}class M(nn.Linear):\n    pass\nx = torch.randn(2)\nassert torch.allclose(F.relu(x), M(2, 2)(x))\n"
+            )),
+            0
+        );
+        // A name bound twice to the same class, once through itself.
+        assert_eq!(
+            count(&format!(
+                "{head}class M(nn.Module):\n    def forward(self, x):\n        return torch.zeros(2)\nm = M()\nm = m.double()\nx = torch.randn(2)\nassert torch.allclose(F.relu(x), m(x))\n"
+            )),
+            1
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod control;
 pub mod crash;
 pub mod edit;
+pub mod fix;
 pub mod kinds;
 pub mod minified;
 pub mod pass;

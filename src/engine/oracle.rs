@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use scrub_reducers::control::Suspect;
+use scrub_reducers::fix::Fix;
 use scrub_reducers::{Oracle, Progress, PythonVersion, Script};
 
 use crate::engine::cache::Cache;
@@ -14,6 +15,25 @@ use crate::engine::rundir::RunDir;
 use crate::engine::verdict::{Anchor, Signature, Verdict, describe};
 use crate::engine::workers::Workers;
 
+/// A candidate's control: its suspect replaced by the reference, or, when an edit of the
+/// original's custom code made it pass, that edit made (see `scrub_reducers::fix`).
+#[derive(Debug, Clone)]
+pub(crate) struct Control {
+    pub(crate) suspect: Suspect,
+    pub(crate) fix: Option<Fix>,
+    pub(crate) version: PythonVersion,
+}
+
+impl Control {
+    /// The control of `script`; `None` when its suspect, or the code the fix changes, is gone.
+    pub(crate) fn build(&self, script: &Script) -> Option<String> {
+        match &self.fix {
+            Some(fix) => fix.apply(script),
+            None => self.suspect.control(script, self.version),
+        }
+    }
+}
+
 /// The reduction loop's oracle: cache first, then worker processes.
 pub(crate) struct ProcessOracle<'a> {
     pub(crate) workers: &'a Workers,
@@ -21,14 +41,17 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) sig: &'a Signature,
     /// Where the original failed and what it computed, which a candidate must keep.
     pub(crate) anchor: &'a Anchor,
-    /// The suspect whose control must pass for a candidate to count (see
-    /// `scrub_reducers::control`), and the version controls are parsed with.
-    pub(crate) control: Option<(Suspect, PythonVersion)>,
+    /// The control that must pass for a candidate to count.
+    pub(crate) control: Option<Control>,
     /// Control runs (counted in `calls` too).
     pub(crate) control_calls: usize,
     /// For a custom implementation's control: the library calls of the original's reference
     /// side, which every candidate's must still make.
     pub(crate) reference_calls: Vec<String>,
+    /// For a custom implementation's control: how many of the original's custom sides read
+    /// nothing of their input (see `scrub_reducers::control::hollow_customs`); no candidate
+    /// may have more.
+    pub(crate) hollow_customs: usize,
     pub(crate) attempts: usize,
     pub(crate) run_dir: &'a RunDir,
     pub(crate) console: &'a Console,
@@ -66,6 +89,7 @@ impl<'a> ProcessOracle<'a> {
             control: None,
             control_calls: 0,
             reference_calls: Vec::new(),
+            hollow_customs: 0,
             attempts,
             run_dir,
             console,
@@ -92,15 +116,16 @@ impl<'a> ProcessOracle<'a> {
         texts: &[String],
         verdicts: &mut [bool],
     ) -> Result<(), scrub_reducers::Interrupted> {
-        let Some((suspect, version)) = self.control else {
+        let Some(guard) = self.control.clone() else {
             return Ok(());
         };
+        let suspect = guard.suspect;
         let mut pending = Vec::new();
         for (i, text) in texts.iter().enumerate() {
             if !verdicts[i] {
                 continue;
             }
-            let script = Script::parse(text.as_str(), version);
+            let script = Script::parse(text.as_str(), guard.version);
             let lost = script.as_ref().and_then(|script| {
                 let kept = scrub_reducers::control::reference_calls(script);
                 self.reference_calls
@@ -114,12 +139,26 @@ impl<'a> ProcessOracle<'a> {
                 verdicts[i] = false;
                 continue;
             }
-            let control = script.and_then(|script| suspect.control(&script, version));
+            if suspect == Suspect::Custom
+                && script.as_ref().is_some_and(|s| {
+                    scrub_reducers::control::hollow_customs(s) > self.hollow_customs
+                })
+            {
+                self.run_dir.log(
+                    "near miss: the script's own computation no longer reads its input".to_string(),
+                );
+                verdicts[i] = false;
+                continue;
+            }
+            let control = script.and_then(|script| guard.build(&script));
             let Some(control) = control else {
-                self.run_dir.log(format!(
-                    "near miss: no control ({}) can be built",
-                    suspect.as_str()
-                ));
+                self.run_dir.log(match &guard.fix {
+                    Some(fix) => format!(
+                        "near miss: the code the original's fix changes ({}) is gone",
+                        fix.describe()
+                    ),
+                    None => format!("near miss: no control ({}) can be built", suspect.as_str()),
+                });
                 verdicts[i] = false;
                 continue;
             };

@@ -14,13 +14,14 @@ use serde::Serialize;
 use crate::engine::cache::{self, Cache};
 use crate::engine::console::Console;
 use crate::engine::interpreter::Interpreter;
-use crate::engine::oracle::ProcessOracle;
+use crate::engine::oracle::{Control, ProcessOracle};
 use crate::engine::process::{self, Outcome, Status};
 use crate::engine::ray::Ray;
 use crate::engine::rundir::RunDir;
 use crate::engine::verdict::{Anchor, Signature, Verdict, describe};
 use crate::engine::workers::{Workers, detect_gpus};
 use scrub_reducers::control::Suspect;
+use scrub_reducers::fix::Fix;
 
 /// Repros are scripts; anything bigger is not one.
 const MAX_BYTES: u64 = 1024 * 1024;
@@ -151,6 +152,9 @@ pub struct Summary {
     /// The suspect whose control every accepted candidate passed (`torch.compile → eager`);
     /// `None` when no control guarded the reduction.
     pub control: Option<&'static str>,
+    /// The edit of the script's own code that made the original pass and every accepted
+    /// candidate pass too (`X - 1 → X`), when one was found.
+    pub fix: Option<String>,
     /// A mismatch reduced without a control: nothing checked that the bug stayed.
     pub unguarded: bool,
     /// Control runs, counted in `oracle_calls` too.
@@ -489,12 +493,12 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &run_dir,
         &console,
     );
-    oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
-    if guard.suspect == Some(Suspect::Custom) {
-        oracle.reference_calls =
-            scrub_reducers::Script::parse(start.as_str(), interp.parser_version)
-                .map(|script| scrub_reducers::control::reference_calls(&script))
-                .unwrap_or_default();
+    oracle.control = guard.control(interp.parser_version);
+    if guard.suspect == Some(Suspect::Custom)
+        && let Some(script) = scrub_reducers::Script::parse(start.as_str(), interp.parser_version)
+    {
+        oracle.reference_calls = scrub_reducers::control::reference_calls(&script);
+        oracle.hollow_customs = scrub_reducers::control::hollow_customs(&script);
         run_dir.log(format!(
             "reference kept: {}",
             oracle.reference_calls.join(", ")
@@ -534,6 +538,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
     let mut control_calls = oracle.control_calls;
     let reference_calls = std::mem::take(&mut oracle.reference_calls);
+    let hollow_customs = oracle.hollow_customs;
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
     let peak_rss_candidate = oracle.peak_rss;
     workers.warm = None;
@@ -548,12 +553,12 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     let (result, verified) = if only_cosmetic {
         (text.clone(), true)
     } else {
-        let guard = guard.suspect.map(|s| (s, interp.parser_version));
+        let control = guard.control(interp.parser_version);
         verified_result(
             &history,
             &sig,
             &anchor,
-            guard,
+            control.as_ref(),
             base.attempts,
             &workers,
             &console,
@@ -582,8 +587,9 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &console,
     );
     rung_oracle.pass = "ladder".to_string();
-    rung_oracle.control = guard.suspect.map(|s| (s, interp.parser_version));
+    rung_oracle.control = guard.control(interp.parser_version);
     rung_oracle.reference_calls = reference_calls;
+    rung_oracle.hollow_customs = hollow_customs;
     let ladder = crate::engine::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
         scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
             .ok()
@@ -634,6 +640,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         signature: sig.to_string(),
         site: anchor.site.clone(),
         control: guard.suspect.map(|s| s.as_str()),
+        fix: guard.fix.as_ref().map(|f| f.describe()),
         unguarded: guard.unguarded,
         control_runs: control_calls,
         jobs: workers.jobs,
@@ -826,16 +833,14 @@ fn verified_result(
     history: &[String],
     sig: &Signature,
     anchor: &Anchor,
-    guard: Option<(Suspect, scrub_reducers::PythonVersion)>,
+    control: Option<&Control>,
     attempts: usize,
     workers: &Workers,
     console: &Console,
 ) -> Result<(String, bool)> {
     for (back, candidate) in history.iter().rev().enumerate() {
         if verify(candidate, sig, anchor, attempts, workers)?
-            && guard.is_none_or(|(suspect, version)| {
-                control_passes(candidate, suspect, version, workers).unwrap_or(false)
-            })
+            && control.is_none_or(|c| control_passes(candidate, c, workers).unwrap_or(false))
         {
             return Ok((candidate.clone(), back == 0));
         }
@@ -1128,6 +1133,9 @@ fn warm_up(
 struct Guard {
     /// The suspect whose control every candidate must pass.
     suspect: Option<Suspect>,
+    /// For a custom implementation: the edit that made the original pass, which every
+    /// candidate's control makes instead of putting the reference in its place.
+    fix: Option<Fix>,
     /// A mismatch with no control: reduced as a signature alone allows.
     unguarded: bool,
     /// What the log says about it.
@@ -1155,6 +1163,7 @@ fn control(
         }
         Guard {
             suspect: None,
+            fix: None,
             unguarded: mismatch,
             note,
         }
@@ -1192,26 +1201,69 @@ fn control(
         "control: {}; the original's passes, and every candidate's must",
         suspect.as_str()
     ));
+    let mut note = format!("{} (the original's passes)", suspect.as_str());
+    let fix = match suspect {
+        Suspect::Custom => custom_fix(start, version, workers)?,
+        _ => None,
+    };
+    if let Some(fix) = &fix {
+        note = format!(
+            "{note}; the edit {} of its own code makes the original pass, and it is the control of every candidate",
+            fix.describe()
+        );
+        console.say(format!(
+            "control: the edit {} of the script's own code makes it pass: the bug is there",
+            fix.describe()
+        ));
+    }
     Ok(Guard {
         suspect: Some(suspect),
+        fix,
         unguarded: false,
-        note: format!("{} (the original's passes)", suspect.as_str()),
+        note,
     })
 }
 
-/// Whether the control of `text` for `suspect` can be built and passes in a fresh run.
-fn control_passes(
-    text: &str,
-    suspect: Suspect,
+/// The first edit of a custom implementation's code (see `scrub_reducers::fix`) that makes
+/// the original pass, tried in source order.
+fn custom_fix(
+    start: &str,
     version: scrub_reducers::PythonVersion,
     workers: &Workers,
-) -> Result<bool> {
-    let Some(control) = scrub_reducers::Script::parse(text, version)
-        .and_then(|script| suspect.control(&script, version))
+) -> Result<Option<Fix>> {
+    const MOST: usize = 16;
+    let Some(script) = scrub_reducers::Script::parse(start, version) else {
+        return Ok(None);
+    };
+    for fix in Fix::candidates(&script).into_iter().take(MOST) {
+        let Some(text) = fix.apply(&script) else {
+            continue;
+        };
+        if crate::engine::oracle::passes(&run_one(&text, workers)?) {
+            return Ok(Some(fix));
+        }
+    }
+    Ok(None)
+}
+
+impl Guard {
+    fn control(&self, version: scrub_reducers::PythonVersion) -> Option<Control> {
+        self.suspect.map(|suspect| Control {
+            suspect,
+            fix: self.fix.clone(),
+            version,
+        })
+    }
+}
+
+/// Whether the control of `text` can be built and passes in a fresh run.
+fn control_passes(text: &str, control: &Control, workers: &Workers) -> Result<bool> {
+    let Some(text) =
+        scrub_reducers::Script::parse(text, control.version).and_then(|s| control.build(&s))
     else {
         return Ok(false);
     };
-    Ok(crate::engine::oracle::passes(&run_one(&control, workers)?))
+    Ok(crate::engine::oracle::passes(&run_one(&text, workers)?))
 }
 
 /// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.

@@ -1,0 +1,213 @@
+//! The fix of a custom implementation's bug, found on the original and kept as a control.
+//!
+//! A custom implementation compared with a library reference fails for any wrong value, so the
+//! reference control ([`crate::control::Suspect::Custom`]) cannot tell the original bug from
+//! another one a reduction puts in its place (`forward` reduced to `return x` still differs
+//! from `F.rms_norm`). When one small edit of the custom code makes the original pass, that
+//! edit names the bug: `d - 1` → `d`. Every candidate must still have the code the edit
+//! changes, and pass once it is made: then the failure is still that bug, wherever the
+//! reduction moved or renamed it.
+//!
+//! The edits tried drop a numeric term of an arithmetic operation (`n - 1` → `n`, `x * 2` →
+//! `x`, `total / 100` → `total`): the off-by-ones and wrong factors of real reports. They are
+//! made only inside the code the comparison's custom side runs: the function it calls and the
+//! script's functions and methods that one calls, transitively.
+
+use std::collections::HashSet;
+
+use crate::control::{callee, comparisons, single_bindings};
+use crate::edit::{Edit, apply_edits};
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span};
+
+/// One edit: every `X op LITERAL` (or `LITERAL op X`) becomes `X`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    op: ast::Operator,
+    literal: String,
+    /// Whether the literal is the right operand.
+    right: bool,
+}
+
+impl Fix {
+    /// The edits to try on `script`, in source order, each once.
+    pub fn candidates(script: &Script) -> Vec<Fix> {
+        let mut out: Vec<Fix> = Vec::new();
+        for (_, fix) in sites(script) {
+            if !out.contains(&fix) {
+                out.push(fix);
+            }
+        }
+        out
+    }
+
+    /// `script` with this edit made wherever it applies in the custom code; `None` when the
+    /// custom code no longer has it.
+    pub fn apply(&self, script: &Script) -> Option<String> {
+        let text = script.text();
+        let mut edits: Vec<Edit> = Vec::new();
+        for (binop, fix) in sites(script) {
+            if fix != *self {
+                continue;
+            }
+            let kept = if self.right {
+                &binop.left
+            } else {
+                &binop.right
+            };
+            let mut replacement = text[span(&**kept)].to_string();
+            if !is_atomic(kept) {
+                replacement = format!("({replacement})");
+            }
+            let range = span(binop);
+            // An operation inside one already edited goes with it.
+            if edits
+                .iter()
+                .any(|e| e.range.start <= range.start && range.end <= e.range.end)
+            {
+                continue;
+            }
+            edits.retain(|e| !(range.start <= e.range.start && e.range.end <= range.end));
+            edits.push(Edit::replace(range, replacement));
+        }
+        if edits.is_empty() {
+            return None;
+        }
+        edits.sort_by_key(|e| e.range.start);
+        apply_edits(text, &edits)
+    }
+
+    /// How the run log names it: `n - 1 → n`.
+    pub fn describe(&self) -> String {
+        let op = self.op.as_str();
+        if self.right {
+            format!("X {op} {} → X", self.literal)
+        } else {
+            format!("{} {op} X → X", self.literal)
+        }
+    }
+}
+
+/// Every arithmetic operation with a numeric literal operand in the custom code, with the edit
+/// that drops the literal.
+fn sites(script: &Script) -> Vec<(&ast::ExprBinOp, Fix)> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for body in custom_code(script) {
+        for expr in all_exprs(body) {
+            let Expr::BinOp(b) = expr else { continue };
+            if !matches!(
+                b.op,
+                ast::Operator::Add
+                    | ast::Operator::Sub
+                    | ast::Operator::Mult
+                    | ast::Operator::Div
+                    | ast::Operator::FloorDiv
+            ) {
+                continue;
+            }
+            let number = |e: &Expr| matches!(e, Expr::NumberLiteral(_));
+            let (literal, right) = match (number(&b.left), number(&b.right)) {
+                (false, true) => (&b.right, true),
+                (true, false) => (&b.left, false),
+                _ => continue,
+            };
+            out.push((
+                b,
+                Fix {
+                    op: b.op,
+                    literal: text[span(&**literal)].to_string(),
+                    right,
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// The bodies of the functions the comparisons' custom sides run: the callee, and the
+/// script's functions and methods it calls by name or through `self`, transitively.
+fn custom_code(script: &Script) -> Vec<&[Stmt]> {
+    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
+    let bindings = single_bindings(script);
+    let functions: Vec<&ast::StmtFunctionDef> = stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let mut todo: Vec<&ast::StmtFunctionDef> = comparisons(script)
+        .into_iter()
+        .filter_map(|(custom, _)| match custom {
+            Expr::Call(c) => callee(&c.func, &stmts, &bindings).map(|(f, _)| f),
+            _ => None,
+        })
+        .collect();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut bodies = Vec::new();
+    while let Some(f) = todo.pop() {
+        if !seen.insert(span(f).start) {
+            continue;
+        }
+        bodies.push(f.body.as_slice());
+        for expr in all_exprs(&f.body) {
+            let Expr::Call(c) = expr else { continue };
+            let name = match &*c.func {
+                Expr::Name(n) => n.id.as_str(),
+                Expr::Attribute(a) if matches!(&*a.value, Expr::Name(s) if s.id.as_str() == "self") => {
+                    a.attr.as_str()
+                }
+                _ => continue,
+            };
+            todo.extend(functions.iter().filter(|g| g.name.as_str() == name));
+        }
+    }
+    bodies.sort_by_key(|b| b.first().map_or(0, |s| span(s).start));
+    bodies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    const HEAD: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n";
+
+    fn script(text: &str) -> Script {
+        Script::parse(text, PythonVersion::PY311).unwrap()
+    }
+
+    #[test]
+    fn the_edits_are_made_in_the_custom_code_only() {
+        let text = format!(
+            "{HEAD}def fused(x, w):\n    d = x.shape[-1]\n    ms = x.pow(2).sum(-1, keepdim=True) / (d - 1)\n    return x * torch.rsqrt(ms + 1e-6) * w\nclass Norm(nn.Module):\n    def forward(self, x):\n        return fused(x, 2 * self.w)\nx = torch.randn(2, 8) * 3\nassert torch.allclose(F.rms_norm(x, (8,)), Norm()(x))\n"
+        );
+        let s = script(&text);
+        let fixes = Fix::candidates(&s);
+        let described: Vec<String> = fixes.iter().map(Fix::describe).collect();
+        // `* 3` is the test's input, not the custom code; `ms + 1e-6` is a term too.
+        assert_eq!(described, ["X - 1 → X", "X + 1e-6 → X", "2 * X → X"]);
+        let fixed = fixes[0].apply(&s).unwrap();
+        assert!(fixed.contains("/ (d)\n"), "{fixed}");
+        assert!(fixed.contains("* 3\n"), "{fixed}");
+    }
+
+    #[test]
+    fn the_edit_follows_the_code_where_the_reduction_moved_it() {
+        let original = script(&format!(
+            "{HEAD}def fused(x):\n    return x / (x.shape[-1] - 1)\nx = torch.randn(4)\nassert torch.allclose(x / 4, fused(x))\n"
+        ));
+        let fix = Fix::candidates(&original).remove(0);
+        // Inlined into a method, the helper gone.
+        let moved = script(&format!(
+            "{HEAD}class M(nn.Module):\n    def forward(self, x):\n        n = x.shape[-1] - 1\n        return x / n\nx = torch.randn(4)\nfast = M()(x)\nassert torch.allclose(x / 4, fast)\n"
+        ));
+        let fixed = fix.apply(&moved).unwrap();
+        assert!(fixed.contains("n = x.shape[-1]\n"), "{fixed}");
+        // Reduced to `return x`: the code the fix changes is gone.
+        let hollow = script(&format!(
+            "{HEAD}class M(nn.Module):\n    def forward(self, x):\n        return x\nx = torch.randn(4)\nassert torch.allclose(x / 4, M()(x))\n"
+        ));
+        assert_eq!(fix.apply(&hollow), None);
+    }
+}
