@@ -5,6 +5,7 @@ use std::fmt;
 use crate::exception::{FinalException, final_exception};
 use crate::memory::human;
 use crate::process::{Outcome, Status, signal_name, signal_number};
+use scrub_reducers::{PythonVersion, Script};
 
 /// How a failure must look to count as the same failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +159,11 @@ pub struct Anchor {
     /// computation gave (`got 18830 cents`). A candidate's message must still show each, and
     /// its text must not write them: they stay computed.
     pub computed: Vec<String>,
+    /// The numbers of that message that the script writes as number literals: the figures
+    /// the check compares with (`expected 18831`). A candidate's message must still show
+    /// each, so that the check still compares the computation with them, not with whatever
+    /// a rewrite left in their place.
+    pub figures: Vec<String>,
 }
 
 impl Anchor {
@@ -165,21 +171,28 @@ impl Anchor {
     /// whether its computed values are kept (an assertion without a control).
     pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
         let site = crate::exception::site(&outcome.stderr);
-        let computed = match final_exception(&outcome.stderr) {
+        let (computed, figures) = match final_exception(&outcome.stderr) {
             Some(e) if values && e.class.ends_with("AssertionError") => {
                 let first = e.message.lines().next().unwrap_or("");
                 let written = numbers(text);
-                let mut computed: Vec<String> = numbers(first)
+                let literals = number_literals(text, true);
+                let (mut computed, mut figures): (Vec<String>, Vec<String>) = numbers(first)
                     .into_iter()
-                    .filter(|n| !written.contains(n))
-                    .collect();
+                    .filter(|n| !written.contains(n) || literals.contains(n))
+                    .partition(|n| !written.contains(n));
                 computed.sort();
                 computed.dedup();
-                computed
+                figures.sort();
+                figures.dedup();
+                (computed, figures)
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         };
-        Anchor { site, computed }
+        Anchor {
+            site,
+            computed,
+            figures,
+        }
     }
 
     /// What moved, when a run of `text` that failed with the signature does not keep the
@@ -194,7 +207,7 @@ impl Anchor {
                 ));
             }
         }
-        if self.computed.is_empty() {
+        if self.computed.is_empty() && self.figures.is_empty() {
             return None;
         }
         let message = final_exception(&outcome.stderr)
@@ -202,7 +215,7 @@ impl Anchor {
             .unwrap_or_default();
         let shown = numbers(&message);
         let written = numbers(text);
-        self.computed.iter().find_map(|n| {
+        let computed = self.computed.iter().find_map(|n| {
             if !shown.contains(n) {
                 Some(format!("the message no longer shows the computed {n}"))
             } else if written.contains(n) {
@@ -210,8 +223,48 @@ impl Anchor {
             } else {
                 None
             }
+        });
+        if computed.is_some() || self.figures.is_empty() {
+            return computed;
+        }
+        // A figure pasted into the message alone no longer takes part in the check.
+        let checked = number_literals(text, false);
+        self.figures.iter().find_map(|n| {
+            if !shown.contains(n) {
+                Some(format!("the message no longer shows the figure {n}"))
+            } else if !checked.contains(n) {
+                Some(format!("the script writes the figure {n} only in a message"))
+            } else {
+                None
+            }
         })
     }
+}
+
+/// The numbers that `text` writes as number literals (not inside strings), with those in
+/// the messages of its `assert`s or not; none when it does not parse.
+fn number_literals(text: &str, in_messages: bool) -> Vec<String> {
+    use scrub_reducers::python::{Expr, Stmt, all_bodies, all_exprs, span};
+    let Some(script) = Script::parse(text, PythonVersion::latest()) else {
+        return Vec::new();
+    };
+    let messages: Vec<std::ops::Range<usize>> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::Assert(a) if !in_messages => a.msg.as_deref().map(span),
+            _ => None,
+        })
+        .collect();
+    all_exprs(script.body())
+        .into_iter()
+        .filter(|e| matches!(e, Expr::NumberLiteral(_)))
+        .filter(|e| {
+            let r = span(*e);
+            !messages.iter().any(|m| m.start <= r.start && r.end <= m.end)
+        })
+        .flat_map(|e| numbers(script.slice(e)))
+        .collect()
 }
 
 /// The numbers of `text`: runs of digits, with a decimal part, not inside a name.
