@@ -233,7 +233,9 @@ impl Anchor {
             if !shown.contains(n) {
                 Some(format!("the message no longer shows the figure {n}"))
             } else if !checked.contains(n) {
-                Some(format!("the script writes the figure {n} only in a message"))
+                Some(format!(
+                    "the script writes the figure {n} only in a message"
+                ))
             } else {
                 None
             }
@@ -261,7 +263,9 @@ fn number_literals(text: &str, in_messages: bool) -> Vec<String> {
         .filter(|e| matches!(e, Expr::NumberLiteral(_)))
         .filter(|e| {
             let r = span(*e);
-            !messages.iter().any(|m| m.start <= r.start && r.end <= m.end)
+            !messages
+                .iter()
+                .any(|m| m.start <= r.start && r.end <= m.end)
         })
         .flat_map(|e| numbers(script.slice(e)))
         .collect()
@@ -519,6 +523,32 @@ mod tests {
             Anchor::of(original, &run("18830"), false)
                 .computed
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_figure_an_assertion_checks_against_stays_in_the_check() {
+        let original = "EXPECTED = {'a': 18831}\ngot = total()\nassert got == EXPECTED['a'], f'expected {EXPECTED[\"a\"]}, got {got}'\n";
+        let run = |expected: &str| {
+            Outcome::exited(
+                1,
+                &traceback(&format!("AssertionError: expected {expected}, got 18830")),
+            )
+        };
+        let anchor = Anchor::of(original, &run("18831"), true);
+        assert_eq!(anchor.figures, ["18831"]);
+        assert_eq!(anchor.moved(original, &run("18831")), None);
+        let folded = "got = total()\nassert got == 18831, f'expected {18831}, got {got}'\n";
+        assert_eq!(anchor.moved(folded, &run("18831")), None);
+        let swapped = "got = total()\nassert got == EXPECTED, f'expected {EXPECTED}, got {got}'\n";
+        assert_eq!(
+            anchor.moved(swapped, &run("Invoice()")).as_deref(),
+            Some("the message no longer shows the figure 18831")
+        );
+        let shown_only = "got = total()\nassert got == 0, f'expected {18831}, got {got}'\n";
+        assert_eq!(
+            anchor.moved(shown_only, &run("18831")).as_deref(),
+            Some("the script writes the figure 18831 only in a message")
         );
     }
 }

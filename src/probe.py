@@ -3,8 +3,9 @@
 # the traceback (innermost first; the three innermost and the outermost) the line it was executing, the names local to
 # its function, and the value of every name, attribute and subscript read by the statement on
 # that line, and of every argument of a call there that calls nothing itself, as code that
-# rebuilds it: a Python literal, a module-level class or function of the script, or a
-# constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
+# rebuilds it: a Python literal, its repr when that rebuilds an equal value from literals and
+# the classes the script binds (a dataclass, a Decimal), a module-level class or function of
+# the script, or a constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
 # numpy array, under the names the script imports torch and numpy as (not for an
 # AssertionError, whose check would then compare rebuilt values). A rebuilt value is
 # equivalent, not equal (a large tensor becomes random numbers of its shape): the oracle

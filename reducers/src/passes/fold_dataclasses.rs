@@ -5,8 +5,9 @@
 //! `C` whose body holds only fields (annotated names) and
 //! methods, with no `__init__` or `__post_init__`:
 //! - `C(args).f` becomes the argument given for the field `f` (or its default);
-//! - `v.f`, where `v` is bound once, by `v = C(args)` at module level, becomes that argument
-//!   when `v.f` is read once at module level, or the argument is a literal or a name;
+//! - `v.f`, where `v` is bound once, by `v = C(args)` at module level, and read only as
+//!   `v.f`, becomes that argument when `v.f` is read once at module level, or the argument
+//!   is a literal or a name;
 //! - `C(args).m()`, where the method `m` is `def m(self): return e`, becomes `e` (in
 //!   parentheses) with each `self.f` replaced by the argument for `f`.
 //!
@@ -39,15 +40,17 @@
 //! - The reads: an argument read more than once that is not a literal or a name (it would be
 //!   computed twice); a call with `*` or `**` arguments; a method with parameters besides
 //!   `self`, with more than its `return`, or that reads `self` other than as `self.f` for a
-//!   field; `v.f` inside a function or class, or as the object of another attribute
-//!   (`v.lines.append(x)` changes the instance), or assigned.
+//!   field; `v.f` inside a function or class; an instance read other than as `v.f` (handed
+//!   to a call, it may change), and a field of it that is assigned or is the object of an
+//!   attribute or subscript (`v.lines.append(x)` changes it).
 
 use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{first_param, line_of, match_arguments};
 use crate::edit::{Candidate, Edit, apply_edits_within};
-use crate::pass::Pass;use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_atomic, is_literal, span};
+use crate::pass::Pass;
+use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_atomic, is_literal, span};
 
 pub struct FoldDataclasses;
 
@@ -217,8 +220,7 @@ impl<'a> Record<'a> {
         let mut covered: Vec<Range<usize>> = Vec::new();
         for e in &inner {
             match e {
-                Expr::Attribute(a)
-                    if matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == *this) =>
+                Expr::Attribute(a) if matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == *this) =>
                 {
                     let field = given.get(a.attr.as_str())?;
                     *uses.entry(a.attr.as_str()).or_default() += 1;
@@ -228,10 +230,9 @@ impl<'a> Record<'a> {
                     edits.push(Edit::replace(span(*e), field.text.clone()));
                     covered.push(span(&*a.value));
                 }
-                Expr::Name(n) if n.id.as_str() == *this => {
-                    if !covered.contains(&span(*e)) {
-                        return None;
-                    }
+                // `self` other than as `self.f`: the instance itself is needed.
+                Expr::Name(n) if n.id.as_str() == *this && !covered.contains(&span(*e)) => {
+                    return None;
                 }
                 Expr::Lambda(_) | Expr::Named(_) => return None,
                 _ => {}
@@ -297,24 +298,36 @@ fn bound_instances(script: &Script, classes: &HashMap<&str, Record>) -> Vec<Cand
         let Some((record, given)) = record_of(script, classes, call) else {
             continue;
         };
-        let reads: Vec<(&ast::ExprAttribute, Range<usize>)> = module
+        // The instance must not escape (`check(v)`) nor change (`v.lines.append(x)`,
+        // `v.total = 0`): its fields then still hold what it was built from.
+        let names = exprs
+            .iter()
+            .filter(|e| matches!(e, Expr::Name(n) if n.id == v.id))
+            .count();
+        let reads: Vec<(&ast::ExprAttribute, Range<usize>)> = exprs
             .iter()
             .filter_map(|e| match e {
-                Expr::Attribute(a)
-                    if matches!(a.value.as_ref(), Expr::Name(n) if n.id == v.id)
-                        && !super::is_target(e) =>
-                {
+                Expr::Attribute(a) if matches!(a.value.as_ref(), Expr::Name(n) if n.id == v.id) => {
                     Some((a, span(*e)))
                 }
                 _ => None,
             })
             .collect();
+        let changed = |attr: &str| {
+            reads.iter().any(|(b, r)| {
+                b.attr.as_str() == attr && (objects.contains(r) || b.ctx != ast::ExprContext::Load)
+            })
+        };
+        if names != reads.len() + 1 {
+            continue;
+        }
         for (a, range) in &reads {
             let Some(field) = given.get(a.attr.as_str()) else {
                 continue;
             };
             let times = reads.iter().filter(|(b, _)| b.attr == a.attr).count();
-            if objects.contains(range) || (times > 1 && !field.simple) {
+            let at_module = module.iter().any(|e| span(*e) == *range);
+            if !at_module || changed(a.attr.as_str()) || (times > 1 && !field.simple) {
                 continue;
             }
             out.push(Candidate::new(

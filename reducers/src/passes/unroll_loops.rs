@@ -180,7 +180,11 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
             };
             unrolled.push(code);
         }
-        let comma = if open == "(" && unrolled.len() == 1 { "," } else { "" };
+        let comma = if open == "(" && unrolled.len() == 1 {
+            ","
+        } else {
+            ""
+        };
         let range = span(expr);
         out.push(Candidate::new(
             format!(
