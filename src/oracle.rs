@@ -164,6 +164,10 @@ pub struct Anchor {
     /// each, so that the check still compares the computation with them, not with whatever
     /// a rewrite left in their place.
     pub figures: Vec<String>,
+    /// The first line of that message: a candidate's must show each of those numbers as it
+    /// did, between the same characters (`expected 18831 cents`, not `expected {'': 18831}
+    /// cents`), so that what the check compares keeps its kind.
+    pub message: String,
 }
 
 impl Anchor {
@@ -171,6 +175,7 @@ impl Anchor {
     /// whether its computed values are kept (an assertion without a control).
     pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
         let site = crate::exception::site(&outcome.stderr);
+        let mut message = String::new();
         let (computed, figures) = match final_exception(&outcome.stderr) {
             Some(e) if values && e.class.ends_with("AssertionError") => {
                 let first = e.message.lines().next().unwrap_or("");
@@ -184,6 +189,7 @@ impl Anchor {
                 computed.dedup();
                 figures.sort();
                 figures.dedup();
+                message = first.to_string();
                 (computed, figures)
             }
             _ => (Vec::new(), Vec::new()),
@@ -192,6 +198,7 @@ impl Anchor {
             site,
             computed,
             figures,
+            message,
         }
     }
 
@@ -213,10 +220,16 @@ impl Anchor {
         let message = final_exception(&outcome.stderr)
             .map(|e| e.message.lines().next().unwrap_or("").to_string())
             .unwrap_or_default();
-        let shown = numbers(&message);
+        let numbers_shown = numbers(&message);
+        let shown = |n: &String| {
+            numbers_shown.contains(n)
+                && windows(&self.message, n)
+                    .iter()
+                    .any(|w| message.contains(w.as_str()))
+        };
         let written = numbers(text);
         let computed = self.computed.iter().find_map(|n| {
-            if !shown.contains(n) {
+            if !shown(n) {
                 Some(format!("the message no longer shows the computed {n}"))
             } else if written.contains(n) {
                 Some(format!("the script writes the computed {n} itself"))
@@ -230,7 +243,7 @@ impl Anchor {
         // A figure pasted into the message alone no longer takes part in the check.
         let checked = number_literals(text, false);
         self.figures.iter().find_map(|n| {
-            if !shown.contains(n) {
+            if !shown(n) {
                 Some(format!("the message no longer shows the figure {n}"))
             } else if !checked.contains(n) {
                 Some(format!(
@@ -271,8 +284,32 @@ fn number_literals(text: &str, in_messages: bool) -> Vec<String> {
         .collect()
 }
 
+/// Each place `line` shows the number `n`, with the character on each side.
+fn windows(line: &str, n: &str) -> Vec<String> {
+    number_spans(line)
+        .into_iter()
+        .filter(|r| &line[r.clone()] == n)
+        .map(|r| {
+            let before = line[..r.start]
+                .chars()
+                .next_back()
+                .map_or(0, char::len_utf8);
+            let after = line[r.end..].chars().next().map_or(0, char::len_utf8);
+            line[r.start - before..r.end + after].to_string()
+        })
+        .collect()
+}
+
 /// The numbers of `text`: runs of digits, with a decimal part, not inside a name.
 fn numbers(text: &str) -> Vec<String> {
+    number_spans(text)
+        .into_iter()
+        .map(|r| text[r].to_string())
+        .collect()
+}
+
+/// Where the numbers of `text` are.
+fn number_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -293,7 +330,7 @@ fn numbers(text: &str) -> Vec<String> {
                 i += 1;
             }
         }
-        out.push(text[start..i].to_string());
+        out.push(start..i);
     }
     out
 }
@@ -543,6 +580,11 @@ mod tests {
         let swapped = "got = total()\nassert got == EXPECTED, f'expected {EXPECTED}, got {got}'\n";
         assert_eq!(
             anchor.moved(swapped, &run("Invoice()")).as_deref(),
+            Some("the message no longer shows the figure 18831")
+        );
+        let wrapped = "got = total()\nassert got == {'a': 18831}, f'expected {18831}, got {got}'\n";
+        assert_eq!(
+            anchor.moved(wrapped, &run("{'a': 18831}")).as_deref(),
             Some("the message no longer shows the figure 18831")
         );
         let shown_only = "got = total()\nassert got == 0, f'expected {18831}, got {got}'\n";

@@ -59,6 +59,16 @@ impl Pass for FoldDataclasses {
         "fold_dataclasses"
     }
 
+    /// A method's expression may be longer than its call (`Line(3, p).gross()`): it is kept
+    /// when deletion then gets further (the class, once nothing builds it).
+    fn is_pump(&self) -> bool {
+        true
+    }
+
+    fn may_grow(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let classes: HashMap<&str, Record> = script
             .body()
