@@ -36,18 +36,23 @@ def literal(value):
 
 
 def exact(value, globals_):
-    """`Invoice(number='A-1', lines=[Line(qty=3, price=Decimal('12.45'))])`: the repr of a
-    value that is no literal, when it is built only from literals and calls of classes the
-    script's globals bind (by name, or as an attribute of a bound module) and evaluates there
-    to an equal value of the same type: the value itself, not an equivalent one."""
+    """`Invoice(number='A-1', lines=[Line(qty=3, price=Decimal('12.45'))])`, `[Line(...)]`:
+    the repr of a value that is no literal, when it is built only from literals, displays and
+    calls of classes the script's globals bind (by name, or as an attribute of a bound module)
+    and evaluates there to an equal value of the same type: the value itself, not an
+    equivalent one."""
     if isinstance(value, (type, types.FunctionType, types.ModuleType)):
+        return None
+    # Tensors, modules and arrays are constructor()'s, and their reprs are costly.
+    if type(value).__module__.split(".")[0] in ("torch", "numpy"):
         return None
     try:
         text = repr(value)
         if len(text) > MAX_VALUE:
             return None
         tree = ast.parse(text, mode="eval")
-        if not isinstance(tree.body, ast.Call) or not rebuilds(tree.body, globals_):
+        calls = any(isinstance(node, ast.Call) for node in ast.walk(tree))
+        if not calls or not rebuilds(tree.body, globals_):
             return None
         back = eval(compile(tree, "<probe>", "eval"), dict(globals_))
         if type(back) is type(value) and back == value:
