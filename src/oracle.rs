@@ -203,7 +203,8 @@ impl Anchor {
     }
 
     /// What moved, when a run of `text` that failed with the signature does not keep the
-    /// anchor: the failure was raised elsewhere, or a computed value is gone or written.
+    /// anchor: the failure was raised elsewhere, a computed value is gone or written, or a
+    /// figure is gone or written only in a message.
     pub fn moved(&self, text: &str, outcome: &Outcome) -> Option<String> {
         if let Some(site) = &self.site {
             let got = crate::exception::site(&outcome.stderr);

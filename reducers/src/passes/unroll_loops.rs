@@ -31,11 +31,11 @@
 //! comprehensions that are `async`, nested, filtered, over anything but a display, or whose
 //! element binds names of its own (a lambda, a comprehension, `:=`).
 
+use std::ops::Range;
+
 use super::{body_at_indent, largest_first, lines_label};
 use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, starts_line};
 use crate::pass::Pass;
-use std::ops::Range;
-
 use crate::python::{Expr, Script, Stmt, all_bodies, span};
 
 pub struct UnrollLoops;
