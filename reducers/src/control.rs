@@ -161,12 +161,7 @@ pub fn hollow_customs(script: &Script) -> usize {
             let Expr::Call(call) = custom else {
                 return false;
             };
-            if call
-                .arguments
-                .args
-                .iter()
-                .all(|a| crate::python::is_literal(a))
-            {
+            if call.arguments.args.iter().all(crate::python::is_literal) {
                 return false;
             }
             callee(&call.func, &stmts, &bindings)

@@ -75,7 +75,8 @@ pub trait Pass: Sync {
 /// options by their defaults (before inlining can hide the namespace), inlining calls,
 /// moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the instance
 /// is bound once), flattening classes instantiated once (whose former methods the next round
-/// inlines), folding
+/// inlines), folding the dataclass instances that several records leave (`Line(3, p).net()`)
+/// into the values they were built from, folding
 /// the receivers that inlining binds (`self = tok`, once per call) into their reads, then
 /// propagating the values that inlining and flattening leave bound to names. Then the small,
 /// many, cheap removals of definitions, imports, arguments and elements; expression hoisting,
@@ -98,6 +99,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &InlineCalls,
     &ModuleMoves,
     &FlattenClasses,
+    &FoldDataclasses,
     &FoldAliases,
     &PropagateValues,
     &DeleteDefinitions,

@@ -3,8 +3,9 @@
 # the traceback (innermost first; the three innermost and the outermost) the line it was executing, the names local to
 # its function, and the value of every name, attribute and subscript read by the statement on
 # that line, and of every argument of a call there that calls nothing itself, as code that
-# rebuilds it: a Python literal, a module-level class or function of the script, or a
-# constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
+# rebuilds it: a Python literal, its repr when that rebuilds an equal value from literals and
+# the classes the script binds (a dataclass, a Decimal), a module-level class or function of
+# the script, or a constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
 # numpy array, under the names the script imports torch and numpy as (not for an
 # AssertionError, whose check would then compare rebuilt values). A rebuilt value is
 # equivalent, not equal (a large tensor becomes random numbers of its shape): the oracle
@@ -31,6 +32,65 @@ def literal(value):
             return text
     except Exception:
         pass
+    return None
+
+
+def exact(value, globals_):
+    """`Invoice(number='A-1', lines=[Line(qty=3, price=Decimal('12.45'))])`, `[Line(...)]`:
+    the repr of a value that is no literal, when it is built only from literals, displays and
+    calls of classes the script's globals bind (by name, or as an attribute of a bound module)
+    and evaluates there to an equal value of the same type: the value itself, not an
+    equivalent one."""
+    if isinstance(value, (type, types.FunctionType, types.ModuleType)):
+        return None
+    # Tensors, modules and arrays are constructor()'s, and their reprs are costly.
+    if type(value).__module__.split(".")[0] in ("torch", "numpy"):
+        return None
+    try:
+        text = repr(value)
+        if len(text) > MAX_VALUE:
+            return None
+        tree = ast.parse(text, mode="eval")
+        calls = any(isinstance(node, ast.Call) for node in ast.walk(tree))
+        if not calls or not rebuilds(tree.body, globals_):
+            return None
+        back = eval(compile(tree, "<probe>", "eval"), dict(globals_))
+        if type(back) is type(value) and back == value:
+            return text
+    except Exception:
+        pass
+    return None
+
+
+def rebuilds(node, globals_):
+    """Whether `node` is made of literals and calls of classes bound in `globals_`."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return rebuilds(node.operand, globals_)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(rebuilds(e, globals_) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and rebuilds(k, globals_) for k in node.keys) and all(
+            rebuilds(v, globals_) for v in node.values
+        )
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(bound(node.func, globals_), type)
+            and all(rebuilds(a, globals_) for a in node.args)
+            and all(k.arg is not None and rebuilds(k.value, globals_) for k in node.keywords)
+        )
+    return False
+
+
+def bound(node, globals_):
+    """What a name or a module's attribute in `node` is bound to in `globals_`, or None."""
+    if isinstance(node, ast.Name):
+        return globals_.get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = bound(node.value, globals_)
+        if isinstance(owner, types.ModuleType):
+            return getattr(owner, node.attr, None)
     return None
 
 
@@ -345,6 +405,7 @@ def frame_facts(frame, line, source, tree, handled, path, rebuild=True):
                 continue
             shown = (
                 literal(value)
+                or exact(value, frame.f_globals)
                 or named(value, frame.f_globals)
                 or (constructor(value, frame.f_globals) if rebuild else None)
             )

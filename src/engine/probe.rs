@@ -10,8 +10,9 @@ pub const SOURCE: &str = include_str!("probe.py");
 const MARK: &str = "scrub-probe: ";
 
 /// The cache key of the probe's run of `text`: no script holds a NUL byte, so none has it.
+/// It names the probe too, whose report changes with it.
 pub fn cache_text(text: &str) -> String {
-    format!("\0probe\0{text}")
+    format!("\0probe\0{SOURCE}\0{text}")
 }
 
 /// Where the probed script failed; `None` when it did not end in an exception raised through
@@ -63,6 +64,21 @@ mod tests {
             crash.frames[2].values,
             [("main".to_string(), "main".to_string())]
         );
+    }
+
+    #[test]
+    fn a_value_whose_repr_rebuilds_it_from_the_scripts_classes_is_reported() {
+        let text = "from dataclasses import dataclass\nfrom decimal import Decimal\n\n@dataclass\nclass Line:\n    qty: int\n    price: Decimal\n\nclass Opaque:\n    pass\n\ndef check(line, other):\n    assert line.qty == 2 or other is None, 'mismatch'\n\ncheck(Line(3, Decimal('1.5')), Opaque())\n";
+        let crash = probe(text).expect("reported");
+        let inner = &crash.frames[0];
+        assert!(
+            inner.values.contains(&(
+                "line".to_string(),
+                "Line(qty=3, price=Decimal('1.5'))".to_string()
+            )),
+            "{inner:?}"
+        );
+        assert!(!inner.values.iter().any(|(k, _)| k == "other"), "{inner:?}");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::fmt;
 use crate::engine::exception::{FinalException, final_exception};
 use crate::engine::memory::human;
 use crate::engine::process::{Outcome, Status, signal_name, signal_number};
+use scrub_reducers::{PythonVersion, Script};
 
 /// How a failure must look to count as the same failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +159,15 @@ pub struct Anchor {
     /// computation gave (`got 18830 cents`). A candidate's message must still show each, and
     /// its text must not write them: they stay computed.
     pub computed: Vec<String>,
+    /// The numbers of that message that the script writes as number literals: the figures
+    /// the check compares with (`expected 18831`). A candidate's message must still show
+    /// each, so that the check still compares the computation with them, not with whatever
+    /// a rewrite left in their place.
+    pub figures: Vec<String>,
+    /// The first line of that message: a candidate's must show each of those numbers as it
+    /// did, between the same characters (`expected 18831 cents`, not `expected {'': 18831}
+    /// cents`), so that what the check compares keeps its kind.
+    pub message: String,
 }
 
 impl Anchor {
@@ -165,25 +175,36 @@ impl Anchor {
     /// whether its computed values are kept (an assertion without a control).
     pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
         let site = crate::engine::exception::site(&outcome.stderr);
-        let computed = match final_exception(&outcome.stderr) {
+        let mut message = String::new();
+        let (computed, figures) = match final_exception(&outcome.stderr) {
             Some(e) if values && e.class.ends_with("AssertionError") => {
                 let first = e.message.lines().next().unwrap_or("");
                 let written = numbers(text);
-                let mut computed: Vec<String> = numbers(first)
+                let literals = number_literals(text, true);
+                let (mut computed, mut figures): (Vec<String>, Vec<String>) = numbers(first)
                     .into_iter()
-                    .filter(|n| !written.contains(n))
-                    .collect();
+                    .filter(|n| !written.contains(n) || literals.contains(n))
+                    .partition(|n| !written.contains(n));
                 computed.sort();
                 computed.dedup();
-                computed
+                figures.sort();
+                figures.dedup();
+                message = first.to_string();
+                (computed, figures)
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         };
-        Anchor { site, computed }
+        Anchor {
+            site,
+            computed,
+            figures,
+            message,
+        }
     }
 
     /// What moved, when a run of `text` that failed with the signature does not keep the
-    /// anchor: the failure was raised elsewhere, or a computed value is gone or written.
+    /// anchor: the failure was raised elsewhere, a computed value is gone or written, or a
+    /// figure is gone or written only in a message.
     pub fn moved(&self, text: &str, outcome: &Outcome) -> Option<String> {
         if let Some(site) = &self.site {
             let got = crate::engine::exception::site(&outcome.stderr);
@@ -194,19 +215,41 @@ impl Anchor {
                 ));
             }
         }
-        if self.computed.is_empty() {
+        if self.computed.is_empty() && self.figures.is_empty() {
             return None;
         }
         let message = final_exception(&outcome.stderr)
             .map(|e| e.message.lines().next().unwrap_or("").to_string())
             .unwrap_or_default();
-        let shown = numbers(&message);
+        let numbers_shown = numbers(&message);
+        let shown = |n: &String| {
+            numbers_shown.contains(n)
+                && windows(&self.message, n)
+                    .iter()
+                    .any(|w| message.contains(w.as_str()))
+        };
         let written = numbers(text);
-        self.computed.iter().find_map(|n| {
-            if !shown.contains(n) {
+        let computed = self.computed.iter().find_map(|n| {
+            if !shown(n) {
                 Some(format!("the message no longer shows the computed {n}"))
             } else if written.contains(n) {
                 Some(format!("the script writes the computed {n} itself"))
+            } else {
+                None
+            }
+        });
+        if computed.is_some() || self.figures.is_empty() {
+            return computed;
+        }
+        // A figure pasted into the message alone no longer takes part in the check.
+        let checked = number_literals(text, false);
+        self.figures.iter().find_map(|n| {
+            if !shown(n) {
+                Some(format!("the message no longer shows the figure {n}"))
+            } else if !checked.contains(n) {
+                Some(format!(
+                    "the script writes the figure {n} only in a message"
+                ))
             } else {
                 None
             }
@@ -214,8 +257,60 @@ impl Anchor {
     }
 }
 
+/// The numbers that `text` writes as number literals (not inside strings), with those in
+/// the messages of its `assert`s or not; none when it does not parse.
+fn number_literals(text: &str, in_messages: bool) -> Vec<String> {
+    use scrub_reducers::python::{Expr, Stmt, all_bodies, all_exprs, span};
+    let Some(script) = Script::parse(text, PythonVersion::latest()) else {
+        return Vec::new();
+    };
+    let messages: Vec<std::ops::Range<usize>> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::Assert(a) if !in_messages => a.msg.as_deref().map(span),
+            _ => None,
+        })
+        .collect();
+    all_exprs(script.body())
+        .into_iter()
+        .filter(|e| matches!(e, Expr::NumberLiteral(_)))
+        .filter(|e| {
+            let r = span(*e);
+            !messages
+                .iter()
+                .any(|m| m.start <= r.start && r.end <= m.end)
+        })
+        .flat_map(|e| numbers(script.slice(e)))
+        .collect()
+}
+
+/// Each place `line` shows the number `n`, with the character on each side.
+fn windows(line: &str, n: &str) -> Vec<String> {
+    number_spans(line)
+        .into_iter()
+        .filter(|r| &line[r.clone()] == n)
+        .map(|r| {
+            let before = line[..r.start]
+                .chars()
+                .next_back()
+                .map_or(0, char::len_utf8);
+            let after = line[r.end..].chars().next().map_or(0, char::len_utf8);
+            line[r.start - before..r.end + after].to_string()
+        })
+        .collect()
+}
+
 /// The numbers of `text`: runs of digits, with a decimal part, not inside a name.
 fn numbers(text: &str) -> Vec<String> {
+    number_spans(text)
+        .into_iter()
+        .map(|r| text[r].to_string())
+        .collect()
+}
+
+/// Where the numbers of `text` are.
+fn number_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -236,7 +331,7 @@ fn numbers(text: &str) -> Vec<String> {
                 i += 1;
             }
         }
-        out.push(text[start..i].to_string());
+        out.push(start..i);
     }
     out
 }
@@ -466,6 +561,37 @@ mod tests {
             Anchor::of(original, &run("18830"), false)
                 .computed
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_figure_an_assertion_checks_against_stays_in_the_check() {
+        let original = "EXPECTED = {'a': 18831}\ngot = total()\nassert got == EXPECTED['a'], f'expected {EXPECTED[\"a\"]}, got {got}'\n";
+        let run = |expected: &str| {
+            Outcome::exited(
+                1,
+                &traceback(&format!("AssertionError: expected {expected}, got 18830")),
+            )
+        };
+        let anchor = Anchor::of(original, &run("18831"), true);
+        assert_eq!(anchor.figures, ["18831"]);
+        assert_eq!(anchor.moved(original, &run("18831")), None);
+        let folded = "got = total()\nassert got == 18831, f'expected {18831}, got {got}'\n";
+        assert_eq!(anchor.moved(folded, &run("18831")), None);
+        let swapped = "got = total()\nassert got == EXPECTED, f'expected {EXPECTED}, got {got}'\n";
+        assert_eq!(
+            anchor.moved(swapped, &run("Invoice()")).as_deref(),
+            Some("the message no longer shows the figure 18831")
+        );
+        let wrapped = "got = total()\nassert got == {'a': 18831}, f'expected {18831}, got {got}'\n";
+        assert_eq!(
+            anchor.moved(wrapped, &run("{'a': 18831}")).as_deref(),
+            Some("the message no longer shows the figure 18831")
+        );
+        let shown_only = "got = total()\nassert got == 0, f'expected {18831}, got {got}'\n";
+        assert_eq!(
+            anchor.moved(shown_only, &run("18831")).as_deref(),
+            Some("the script writes the figure 18831 only in a message")
         );
     }
 }

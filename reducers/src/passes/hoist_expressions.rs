@@ -19,7 +19,10 @@
 //! target, and of a comprehension, a lambda or a walrus only the parts that do not use the
 //! names they bind are hoisted: the first iterable, an element that does not read them, the
 //! parameters' defaults, the value. A
-//! literal is not hoisted where it would be called or subscripted.
+//! literal is not hoisted where it would be called or subscripted. In a script without
+//! torch, nothing inside an `assert`'s test is hoisted but the operands of `and` and `or`:
+//! no control guards such a check, and `assert total(items) == 18831` → `assert items ==
+//! 18831` would compare something else (a torch check keeps its control).
 
 use super::{dedup, is_target, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
@@ -37,9 +40,18 @@ impl Pass for HoistExpressions {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
+        let checks = pure_checks(script);
         let mut out = Vec::new();
         for expr in all_exprs(script.body()) {
             let outer = span(expr);
+            // What a pure check compares keeps its kind; `a and b` may still lose a part.
+            if !matches!(expr, Expr::BoolOp(_))
+                && checks
+                    .iter()
+                    .any(|c| c.start <= outer.start && outer.end <= c.end)
+            {
+                continue;
+            }
             for child in children(expr) {
                 // A starred or slice expression stands only where it is; an assignment or
                 // `del` target only takes another target.
@@ -86,6 +98,22 @@ impl Pass for HoistExpressions {
         largest_first(&mut out);
         out
     }
+}
+
+/// The tests of the `assert`s of a script without torch, which no control guards: hoisting
+/// inside them (`total(items) == 18831` → `items == 18831`) would compare something else.
+fn pure_checks(script: &Script) -> Vec<std::ops::Range<usize>> {
+    if !super::torch_imports(script).is_empty() {
+        return Vec::new();
+    }
+    crate::python::all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            crate::python::Stmt::Assert(a) => Some(span(&*a.test)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The direct sub-expressions of `expr` that mean the same outside it: of a comprehension,

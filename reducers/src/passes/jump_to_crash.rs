@@ -5,7 +5,8 @@
 //! failing value travels through. The oracle reports where the script fails (a [`Crash`]): for
 //! each frame of the script on the traceback, the line it ran and the values of the names,
 //! attributes and subscripts that line read, and of the arguments of its calls, as code that
-//! rebuilds them: literals, module-level classes and functions, and constructors of torch and
+//! rebuilds them: literals, module-level classes and functions, values whose repr rebuilds an
+//! equal one from the script's classes (`Line(qty=3, price=Decimal('12.45'))`), and constructors of torch and
 //! numpy values (`torch.randn(8, 400, dtype=torch.float64)`, `torch.tensor([3, 12])`,
 //! `torch.nn.Linear(400, 1024).double()`, `torch.float16`, `np.array([1.5])`), which
 //! rebuild an equivalent value, not the same one: the oracle decides whether the statement

@@ -15,6 +15,8 @@
 //! - `NAME[key]` with a string or integer literal key, when `NAME = {...}` or `[...]` is a
 //!   module-level literal bound once that is only ever read by subscripts, `in`, `len` and
 //!   loops: the lookup becomes the entry. One candidate per lookup.
+//! - `{…}[key]` and `[…][i]`, a display looked up by a literal key in place (as propagating
+//!   a table leaves it): the lookup becomes the entry.
 //!
 //! ## Example
 //! ```python
@@ -58,6 +60,7 @@ impl Pass for PropagateValues {
         out.extend(propagate_class_constants(&facts));
         out.extend(fold_entries(script));
         out.extend(look_up_entries(&facts));
+        out.extend(look_up_displays(script));
         out
     }
 }
@@ -617,6 +620,40 @@ fn look_up_entries(facts: &Facts) -> Vec<Candidate> {
                 vec![Edit::replace(at.clone(), facts.replacement(entry, &at))],
             ));
         }
+    }
+    out
+}
+
+/// `{…}[key]` and `[…][i]`: the lookup of a display by a literal key becomes the entry.
+fn look_up_displays(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let Expr::Subscript(lookup) = expr else {
+            continue;
+        };
+        if lookup.ctx != ast::ExprContext::Load {
+            continue;
+        }
+        let Some(entry) = entry(&lookup.value, &lookup.slice) else {
+            continue;
+        };
+        let at = span(expr);
+        let value = script.slice(entry);
+        let value = if is_atomic(entry) {
+            value.to_string()
+        } else {
+            format!("({value})")
+        };
+        out.push(Candidate::new(
+            format!(
+                "replace `{}` by its entry `{}` at line {}",
+                short(script.slice(expr)),
+                short(script.slice(entry)),
+                line_of(text, at.start)
+            ),
+            vec![Edit::replace(at, value)],
+        ));
     }
     out
 }

@@ -10,7 +10,9 @@
 //!   counting as one character, down to chunks of one character for short contents (of a
 //!   hundred-and-twenty-eighth of them for long ones, until they are short);
 //! - a list, tuple, set or dict display of four or more elements: chunks of half its
-//!   elements, then a quarter, down to two (single elements are `delete_elements`' work).
+//!   elements, then a quarter, down to two (single elements are `delete_elements`' work);
+//! - an f-string: each replacement field alone (`{invoice!r}`), the longest first, so that
+//!   a message stops reading what it only printed.
 //!
 //! Candidates come largest first, so a round sweeps the coarse chunks before the fine ones;
 //! each is judged by the oracle, which is what keeps the part the failure hangs on.
@@ -22,7 +24,7 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! f-strings, docstrings (a string that is a statement of its own), strings of fewer than
+//! The literal text of f-strings, docstrings (a string that is a statement of its own), strings of fewer than
 //! sixteen characters that hold only letters, digits, spaces and `_-./` (`shrink_values`
 //! halves those), displays of fewer than four
 //! elements or with a starred element or a `**mapping` entry.
@@ -32,6 +34,7 @@ use std::ops::Range;
 use super::{largest_first, line_of};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
+use crate::python::ast::{FStringPart, InterpolatedStringElement};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, span};
 
 pub struct ShrinkLiterals;
@@ -80,6 +83,24 @@ impl Pass for ShrinkLiterals {
                 }
                 Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) => {
                     out.extend(element_chunks(expr, line));
+                }
+                Expr::FString(f) => {
+                    for part in f.value.iter() {
+                        let FStringPart::FString(part) = part else {
+                            continue;
+                        };
+                        for element in part.elements.iter() {
+                            if let InterpolatedStringElement::Interpolation(field) = element {
+                                out.push(Candidate::new(
+                                    format!(
+                                        "drop `{}` from the f-string at line {line}",
+                                        super::short(script.slice(field))
+                                    ),
+                                    vec![Edit::delete(span(field))],
+                                ));
+                            }
+                        }
+                    }
                 }
                 _ => {}
             }

@@ -20,8 +20,18 @@
 //! first left (a dict changed while it is iterated). That candidate grows the script: the
 //! pass is a pump.
 //!
+//! A comprehension with one `for` and no `if` over a literal list, tuple or set of at most
+//! eight elements becomes the display of its element for each of them, a generator a tuple:
+//! `sum(line.gross() for line in [a, b])` → `sum((a.gross(), b.gross()))`, so that each
+//! element meets the code that reads it. The element must read the variable once, or every
+//! item be a literal or a name (an item is never computed twice).
+//!
 //! ## When it cannot apply
-//! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop.
+//! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop;
+//! comprehensions that are `async`, nested, filtered, over anything but a display, or whose
+//! element binds names of its own (a lambda, a comprehension, `:=`).
+
+use std::ops::Range;
 
 use super::{body_at_indent, largest_first, lines_label};
 use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, starts_line};
@@ -87,9 +97,108 @@ impl Pass for UnrollLoops {
                 }
             }
         }
+        out.extend(comprehensions(script));
         largest_first(&mut out);
         out
     }
+}
+
+/// The most elements of a literal a comprehension is unrolled over.
+const MAX_UNROLLED: usize = 8;
+
+/// Each comprehension over a literal display, as the display of its element per item.
+fn comprehensions(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for expr in crate::python::all_exprs(script.body()) {
+        let (elt, generators, open, close) = match expr {
+            Expr::ListComp(c) => (&*c.elt, &c.generators, "[", "]"),
+            Expr::SetComp(c) => (&*c.elt, &c.generators, "{", "}"),
+            Expr::Generator(c) => (&*c.elt, &c.generators, "(", ")"),
+            _ => continue,
+        };
+        let [generator] = generators.as_slice() else {
+            continue;
+        };
+        let Expr::Name(target) = &generator.target else {
+            continue;
+        };
+        if generator.is_async || !generator.ifs.is_empty() {
+            continue;
+        }
+        let items = match &generator.iter {
+            Expr::List(l) => &l.elts,
+            Expr::Tuple(t) => &t.elts,
+            Expr::Set(s) => &s.elts,
+            _ => continue,
+        };
+        if items.is_empty()
+            || items.len() > MAX_UNROLLED
+            || items.iter().any(|i| matches!(i, Expr::Starred(_)))
+        {
+            continue;
+        }
+        let inner = crate::python::exprs_of(elt);
+        if inner.iter().any(|e| {
+            matches!(
+                e,
+                Expr::Lambda(_)
+                    | Expr::ListComp(_)
+                    | Expr::SetComp(_)
+                    | Expr::DictComp(_)
+                    | Expr::Generator(_)
+                    | Expr::Named(_)
+            )
+        }) {
+            continue;
+        }
+        let reads: Vec<Range<usize>> = inner
+            .iter()
+            .filter(|e| matches!(e, Expr::Name(n) if n.id == target.id))
+            .map(|e| span(*e))
+            .collect();
+        let simple = |e: &Expr| crate::python::is_literal(e) || matches!(e, Expr::Name(_));
+        if reads.len() > 1 && !items.iter().all(simple) {
+            continue;
+        }
+        let elt_range = span(elt);
+        let mut unrolled = Vec::new();
+        for item in items {
+            let value = script.slice(item);
+            let value = if crate::python::is_atomic(item) {
+                value.to_string()
+            } else {
+                format!("({value})")
+            };
+            let edits: Vec<Edit> = reads
+                .iter()
+                .map(|r| Edit::replace(r.clone(), value.clone()))
+                .collect();
+            let Some(code) = crate::edit::apply_edits_within(text, elt_range.clone(), &edits)
+            else {
+                continue;
+            };
+            unrolled.push(code);
+        }
+        let comma = if open == "(" && unrolled.len() == 1 {
+            ","
+        } else {
+            ""
+        };
+        let range = span(expr);
+        out.push(Candidate::new(
+            format!(
+                "unroll the comprehension at line {} over its {} elements",
+                super::line_of(text, range.start),
+                items.len()
+            ),
+            vec![Edit::replace(
+                range,
+                format!("{open}{}{comma}{close}", unrolled.join(", ")),
+            )],
+        ));
+    }
+    out
 }
 
 /// How many elements between the first and the last of a literal are tried.
