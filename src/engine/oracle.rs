@@ -144,9 +144,8 @@ impl<'a> ProcessOracle<'a> {
                     scrub_reducers::control::hollow_customs(s) > self.hollow_customs
                 })
             {
-                self.run_dir.log(
-                    "near miss: the script's own computation no longer reads its input".to_string(),
-                );
+                self.run_dir
+                    .log("near miss: the script's own computation no longer reads its input");
                 verdicts[i] = false;
                 continue;
             }
