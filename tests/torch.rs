@@ -318,26 +318,30 @@ fn control_of(text: &str, suspect: &str) -> Option<String> {
 fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
     let Some(python) = torch_python() else { return };
     let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
-    // Case, the suspect its control replaces, the site it must keep.
+    // Case, the suspect its control replaces, the site it must keep, the fix of its own
+    // code that makes it pass.
     let guarded = [
         (
             "torch_data_dependent_eager",
             Some("torch.compile → eager"),
             Some("torch/_dynamo/eval_frame.py:compile_wrapper"),
+            None,
         ),
         (
             "torch_custom_rmsnorm",
             Some("the script's own computation → the reference it is compared with"),
             None,
+            Some("X - 1 → X"),
         ),
         (
             "torch_decoy_shape_message",
             None,
             Some("torch/nn/modules/linear.py:forward"),
+            None,
         ),
     ];
     let mut failures = Vec::new();
-    for (name, suspect, site) in guarded {
+    for (name, suspect, site, fix) in guarded {
         // The data-dependent case compiles for every candidate (about ten minutes on two
         // cores): it runs when named, and in `scrub bench`.
         let slow = name == "torch_data_dependent_eager";
@@ -364,6 +368,30 @@ fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
         let outcome = run_torch(&result, &python);
         if scrub::engine::exception::site(&outcome.stderr).as_deref() != site {
             wrong.push(format!("the result fails elsewhere:\n{}", outcome.stderr));
+        }
+        if summary["fix"].as_str() != fix {
+            wrong.push(format!("fix {}", summary["fix"]));
+        }
+        // The bug is still the original's: its fix makes the result pass.
+        if let Some(fix) = fix {
+            let script = scrub_reducers::Script::parse(
+                result.as_str(),
+                scrub_reducers::PythonVersion::PY311,
+            )
+            .unwrap();
+            let fixed = scrub_reducers::fix::Fix::candidates(&script)
+                .into_iter()
+                .find(|f| f.describe() == fix)
+                .and_then(|f| f.apply(&script));
+            match fixed {
+                None => wrong.push(format!("the code {fix} changes is gone")),
+                Some(fixed) => {
+                    let run = run_torch(&fixed, &python);
+                    if run.status != Status::Exited(0) {
+                        wrong.push(format!("fixed, it still fails:\n{fixed}\n{}", run.stderr));
+                    }
+                }
+            }
         }
         if let Some(suspect) = suspect {
             match control_of(&result, suspect) {
