@@ -9,7 +9,8 @@
 //! reduction moved or renamed it.
 //!
 //! The edits tried drop a numeric term of an arithmetic operation (`n - 1` → `n`, `x * 2` →
-//! `x`, `total / 100` → `total`): the off-by-ones and wrong factors of real reports. They are
+//! `x`, `total / 100` → `total`) or flip a boolean keyword argument (`unbiased=True` →
+//! `False`): the off-by-ones, wrong factors and wrong flags of real reports. They are
 //! made only inside the code the comparison's custom side runs: the function it calls and the
 //! script's functions and methods that one calls, transitively.
 
@@ -19,13 +20,18 @@ use crate::control::{callee, comparisons, single_bindings};
 use crate::edit::{Edit, apply_edits};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span};
 
-/// One edit: every `X op LITERAL` (or `LITERAL op X`) becomes `X`.
+/// One edit, made wherever it applies in the custom code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fix {
-    op: ast::Operator,
-    literal: String,
-    /// Whether the literal is the right operand.
-    right: bool,
+pub enum Fix {
+    /// Every `X op LITERAL` (or, not `right`, `LITERAL op X`) becomes `X`.
+    DropTerm {
+        op: ast::Operator,
+        literal: String,
+        right: bool,
+    },
+    /// Every `keyword=VALUE` (a `True` or `False`) becomes the other boolean: a wrong flag
+    /// (`unbiased=True`).
+    FlipFlag { keyword: String, value: bool },
 }
 
 impl Fix {
@@ -45,20 +51,24 @@ impl Fix {
     pub fn apply(&self, script: &Script) -> Option<String> {
         let text = script.text();
         let mut edits: Vec<Edit> = Vec::new();
-        for (binop, fix) in sites(script) {
+        for (site, fix) in sites(script) {
             if fix != *self {
                 continue;
             }
-            let kept = if self.right {
-                &binop.left
-            } else {
-                &binop.right
+            let (range, replacement) = match (site, self) {
+                (Site::Term(binop), Fix::DropTerm { right, .. }) => {
+                    let kept = if *right { &binop.left } else { &binop.right };
+                    let mut replacement = text[span(&**kept)].to_string();
+                    if !is_atomic(kept) {
+                        replacement = format!("({replacement})");
+                    }
+                    (span(binop), replacement)
+                }
+                (Site::Flag(value), Fix::FlipFlag { value: was, .. }) => {
+                    (span(value), if *was { "False" } else { "True" }.to_string())
+                }
+                _ => continue,
             };
-            let mut replacement = text[span(&**kept)].to_string();
-            if !is_atomic(kept) {
-                replacement = format!("({replacement})");
-            }
-            let range = span(binop);
             // An operation inside one already edited goes with it.
             if edits
                 .iter()
@@ -76,49 +86,78 @@ impl Fix {
         apply_edits(text, &edits)
     }
 
-    /// How the run log names it: `n - 1 → n`.
+    /// How the run log names it: `X - 1 → X`, `unbiased=True → False`.
     pub fn describe(&self) -> String {
-        let op = self.op.as_str();
-        if self.right {
-            format!("X {op} {} → X", self.literal)
-        } else {
-            format!("{} {op} X → X", self.literal)
+        match self {
+            Fix::DropTerm {
+                op,
+                literal,
+                right: true,
+            } => format!("X {} {literal} → X", op.as_str()),
+            Fix::DropTerm { op, literal, .. } => format!("{literal} {} X → X", op.as_str()),
+            Fix::FlipFlag { keyword, value } => {
+                let (from, to) = if *value {
+                    ("True", "False")
+                } else {
+                    ("False", "True")
+                };
+                format!("{keyword}={from} → {to}")
+            }
         }
     }
 }
 
-/// Every arithmetic operation with a numeric literal operand in the custom code, with the edit
-/// that drops the literal.
-fn sites(script: &Script) -> Vec<(&ast::ExprBinOp, Fix)> {
+/// Where a fix applies: an arithmetic operation, or a flag's value.
+enum Site<'a> {
+    Term(&'a ast::ExprBinOp),
+    Flag(&'a Expr),
+}
+
+/// Every arithmetic operation with a numeric literal operand, and every boolean keyword
+/// argument, in the custom code, with its edit.
+fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
     let text = script.text();
     let mut out = Vec::new();
     for body in custom_code(script) {
         for expr in all_exprs(body) {
-            let Expr::BinOp(b) = expr else { continue };
-            if !matches!(
-                b.op,
-                ast::Operator::Add
-                    | ast::Operator::Sub
-                    | ast::Operator::Mult
-                    | ast::Operator::Div
-                    | ast::Operator::FloorDiv
-            ) {
-                continue;
+            match expr {
+                Expr::BinOp(b)
+                    if matches!(
+                        b.op,
+                        ast::Operator::Add
+                            | ast::Operator::Sub
+                            | ast::Operator::Mult
+                            | ast::Operator::Div
+                            | ast::Operator::FloorDiv
+                    ) =>
+                {
+                    let number = |e: &Expr| matches!(e, Expr::NumberLiteral(_));
+                    let (literal, right) = match (number(&b.left), number(&b.right)) {
+                        (false, true) => (&b.right, true),
+                        (true, false) => (&b.left, false),
+                        _ => continue,
+                    };
+                    let fix = Fix::DropTerm {
+                        op: b.op,
+                        literal: text[span(&**literal)].to_string(),
+                        right,
+                    };
+                    out.push((Site::Term(b), fix));
+                }
+                Expr::Call(c) => {
+                    for k in c.arguments.keywords.iter() {
+                        let (Some(name), Expr::BooleanLiteral(value)) = (&k.arg, &k.value) else {
+                            continue;
+                        };
+                        let fix = Fix::FlipFlag {
+                            keyword: name.to_string(),
+                            value: value.value,
+                        };
+                        out.push((Site::Flag(&k.value), fix));
+                    }
+                }
+                _ => {}
             }
-            let number = |e: &Expr| matches!(e, Expr::NumberLiteral(_));
-            let (literal, right) = match (number(&b.left), number(&b.right)) {
-                (false, true) => (&b.right, true),
-                (true, false) => (&b.left, false),
-                _ => continue,
-            };
-            out.push((
-                b,
-                Fix {
-                    op: b.op,
-                    literal: text[span(&**literal)].to_string(),
-                    right,
-                },
-            ));
         }
     }
     out
@@ -186,10 +225,31 @@ mod tests {
         let fixes = Fix::candidates(&s);
         let described: Vec<String> = fixes.iter().map(Fix::describe).collect();
         // `* 3` is the test's input, not the custom code; `ms + 1e-6` is a term too.
-        assert_eq!(described, ["X - 1 → X", "X + 1e-6 → X", "2 * X → X"]);
-        let fixed = fixes[0].apply(&s).unwrap();
+        assert_eq!(
+            described,
+            [
+                "keepdim=True → False",
+                "X - 1 → X",
+                "X + 1e-6 → X",
+                "2 * X → X"
+            ]
+        );
+        let fixed = fixes[1].apply(&s).unwrap();
         assert!(fixed.contains("/ (d)\n"), "{fixed}");
         assert!(fixed.contains("* 3\n"), "{fixed}");
+    }
+
+    #[test]
+    fn a_wrong_flag_is_flipped_and_a_reference_wrapper_is_the_reference() {
+        let text = format!(
+            "{HEAD}def fused(x):\n    var = x.var(dim=-1, keepdim=True, unbiased=True)\n    return x / torch.sqrt(var)\ndef reference(x):\n    return F.layer_norm(x, x.shape[-1:])\nx = torch.randn(4)\ntorch.testing.assert_close(fused(x), reference(x))\n"
+        );
+        let s = script(&text);
+        let described: Vec<String> = Fix::candidates(&s).iter().map(Fix::describe).collect();
+        // Only the custom side's code: `reference` wraps the library.
+        assert_eq!(described, ["keepdim=True → False", "unbiased=True → False"]);
+        let fixed = Fix::candidates(&s)[1].apply(&s).unwrap();
+        assert!(fixed.contains("keepdim=True, unbiased=False)"), "{fixed}");
     }
 
     #[test]
