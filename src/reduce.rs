@@ -182,7 +182,11 @@ fn setup(args: &ReduceArgs) -> Result<Setup> {
             bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
         }
         let ray = crate::ray::Ray::connect(&interp.path, address, jobs, args.gpus_per_worker)?;
-        (workers.backend, workers.remote) = (Box::new(ray), true);
+        if !args.cold {
+            // The actors start while the original's baseline runs here.
+            ray.start(&args.file)?;
+        }
+        (workers.backend, workers.remote) = (std::sync::Arc::new(ray), true);
     }
     Ok(Setup {
         text,

@@ -452,9 +452,17 @@ impl Run<'_> {
             for text in &texts {
                 self.ahead.start(&mut *self.oracle, text);
             }
-            // The candidates after the window, handed out as workers come free.
+            // The candidates after the window, handed out as workers come free; not past
+            // where the pass would give up if every one was refused.
             later = later.max(next);
+            let mut budget = match patient {
+                true => usize::MAX,
+                false => (self.options.give_up_after)
+                    .saturating_sub(refused_in_a_row + texts.len())
+                    .saturating_sub(self.ahead.wanted().saturating_sub(texts.len())),
+            };
             let mut more = || {
+                budget = budget.checked_sub(1)?;
                 let (at, text) = next_candidate(
                     &candidates,
                     later,
@@ -551,6 +559,11 @@ struct Ahead {
 }
 
 impl Ahead {
+    /// How many texts have a verdict there or coming, for the current script.
+    fn wanted(&self) -> usize {
+        self.verdicts.len() + self.batch.len() + self.running.values().filter(|w| **w).count()
+    }
+
     /// Hands `text` to the oracle unless its verdict is there or coming.
     fn start(&mut self, oracle: &mut dyn Oracle, text: &str) {
         if self.verdicts.contains_key(text) || self.batch.iter().any(|t| t == text) {

@@ -9,7 +9,13 @@ object per line, each with an "id" that its answer repeats:
     {"id": I, "op": "start", "original": TEXT, "actors": N, "gpus": G, "env": {...}}
 
 creates N actors, each reserving one CPU and G GPUs, that import the top-level modules of
-TEXT once (as the local zygote does) and answers `{"id": I, "actors": [{"pid": P, "node": H}]}`;
+TEXT once (as the local zygote does), and answers `{"id": I, "actors": N}` at once, while they
+start;
+
+    {"id": I, "op": "ready", "actor": K}
+
+answers `{"id": I, "pid": P, "node": H}` once actor K is up (a run sent to it before waits
+for it too);
 
     {"id": I, "op": "run", "actor": K, "text": T, "probe": SOURCE, "timeout": S, "max_memory": B}
 
@@ -30,6 +36,7 @@ import time
 MAX_RESTARTS = 8
 POLL = 0.02
 SAMPLE = 0.1
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 write_lock = threading.Lock()
 
@@ -41,21 +48,24 @@ def answer(obj):
 
 
 def group_rss(pgid):
-    """The resident memory of every process in group `pgid`, in bytes (as memory.rs reads it)."""
-    page = os.sysconf("SC_PAGE_SIZE")
+    """The resident memory of every process in group `pgid`, in bytes (as memory.rs reads it).
+    Called ten times a second per running candidate, on nodes that may run many: raw reads."""
     total = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat") as fh:
-                stat = fh.read()
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 4096)
+            finally:
+                os.close(fd)
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[-1].split()
+        fields = stat[stat.rfind(b")") + 2 :].split(b" ", 22)
         try:
             if int(fields[2]) == pgid:
-                total += int(fields[21]) * page
+                total += int(fields[21]) * PAGE
         except (IndexError, ValueError):
             pass
     return total
@@ -209,13 +219,21 @@ class Bridge:
             "max_task_retries": 0,
             "runtime_env": {"env_vars": env},
         }
+        # Ray starts the actors in the background: each can take runs as soon as it is up.
         self.actors = [
             self.Worker.options(**options).remote(self.zygote_source, request["original"])
             for _ in range(request["actors"])
         ]
-        infos = ray.get([a.info.remote() for a in self.actors])
-        self.pids = [info["pid"] for info in infos]
-        return {"actors": infos}
+        self.pids = [None] * len(self.actors)
+        return {"actors": len(self.actors)}
+
+    def ready(self, request):
+        k = request["actor"]
+        info = self.ray.get(self.actors[k].info.remote())
+        with self.lock:
+            if self.pids[k] is None:
+                self.pids[k] = info["pid"]
+        return info
 
     def run(self, request):
         ray = self.ray
@@ -262,6 +280,8 @@ def serve(bridge):
         try:
             if request["op"] == "start":
                 result = bridge.start(request)
+            elif request["op"] == "ready":
+                result = bridge.ready(request)
             else:
                 result = bridge.run(request)
         except BaseException as exc:
