@@ -219,13 +219,9 @@ class Bridge:
         self.actors = []
         self.pids = []
         self.lock = threading.Lock()
-        # Set once every actor of the last start exists.
-        self.created = threading.Event()
-        self.created.set()
 
     def start(self, request):
         ray = self.ray
-        self.created.wait()
         for actor in self.actors:
             ray.kill(actor, no_restart=True)
         env = dict(request.get("env") or {})
@@ -235,36 +231,16 @@ class Bridge:
             "max_restarts": MAX_RESTARTS,
             "max_task_retries": 0,
         }
-        n = request["actors"]
-
-        def create():
-            return self.Worker.options(**options).remote(
-                self.zygote_source, request["original"], env
-            )
-
         # Ray starts the actors in the background: each can take runs as soon as it is up.
-        # Actor 0 comes first, alone: the original's check runs on it before anything else, and
-        # on a cluster short of CPUs, actors all starting at once would each start at the pace
-        # of all of them. The others are created once it is up, while the baseline runs.
-        self.actors = [create()] + [None] * (n - 1)
-        self.pids = [None] * n
-        created = self.created = threading.Event()
-
-        def create_the_others(first):
-            try:
-                ray.wait([first.info.remote()], timeout=300)
-            finally:
-                for k in range(1, n):
-                    self.actors[k] = create()
-                created.set()
-
-        threading.Thread(target=create_the_others, args=(self.actors[0],), daemon=True).start()
-        return {"actors": n}
+        self.actors = [
+            self.Worker.options(**options).remote(self.zygote_source, request["original"], env)
+            for _ in range(request["actors"])
+        ]
+        self.pids = [None] * len(self.actors)
+        return {"actors": len(self.actors)}
 
     def ready(self, request):
         k = request["actor"]
-        if k:
-            self.created.wait()
         info = self.ray.get(self.actors[k].info.remote())
         with self.lock:
             if self.pids[k] is None:
@@ -274,8 +250,6 @@ class Bridge:
     def run(self, request):
         ray = self.ray
         k = request["actor"]
-        if k:
-            self.created.wait()
         events = []
         for attempt in range(MAX_RESTARTS + 1):
             actor = self.actors[k]
