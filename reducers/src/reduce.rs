@@ -233,7 +233,7 @@ pub fn reduce(
         // Stopping early must not leave comments, runs of blank lines and unused imports
         // behind.
         for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.finishes()) {
-            if run.pass(i, *pass, true) == Err(Interrupted) {
+            if run.pass(i, *pass, true, None) == Err(Interrupted) {
                 interrupted = true;
                 break;
             }
@@ -312,9 +312,11 @@ impl Run<'_> {
             self.round += 1;
             let at_start = self.current.text().to_string();
             let mut gave_up = false;
-            for i in self.schedule(passes) {
+            let order = self.schedule(passes);
+            for (n, &i) in order.iter().enumerate() {
                 let accepted = self.stats[i].accepted;
-                let end = self.pass(i, passes[i], patient);
+                let following = order.get(n + 1).map(|&j| passes[j]);
+                let end = self.pass(i, passes[i], patient, following);
                 if passes[i].reads_crash() {
                     if self.stats[i].accepted == accepted {
                         self.crash_misses += 1;
@@ -412,19 +414,31 @@ impl Run<'_> {
         unprotected(candidates, &self.current)
     }
 
-    /// Runs pass number `i` over the current script until its candidates run out.
-    fn pass(&mut self, i: usize, pass: &dyn Pass, patient: bool) -> Result<PassEnd, Interrupted> {
+    /// Runs pass number `i` over the current script until its candidates run out. While
+    /// candidates are judged ahead, those of the `following` pass come after its own: when this
+    /// one ends without a win, that one starts on the same script.
+    fn pass(
+        &mut self,
+        i: usize,
+        pass: &dyn Pass,
+        patient: bool,
+        following: Option<&dyn Pass>,
+    ) -> Result<PassEnd, Interrupted> {
         self.oracle
             .progress(&progress(pass.name(), self.round, &self.current));
         let mut candidates = self.proposals(pass);
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         let mut grown = 0;
-        // Where the candidates handed out ahead of their window stop, for the current script.
+        // What was handed out for the current script: the texts of this pass, where its
+        // candidates handed out ahead of their window stop, and the following pass's candidates
+        // (see [`Run::following`]) with where those stop.
+        let mut own = HashSet::new();
         let mut later = 0;
+        let mut after: Option<Following> = None;
+        let mut after_later = 0;
         loop {
             if !patient && refused_in_a_row >= self.options.give_up_after {
-                self.ahead.stale();
                 return Ok(PassEnd::GaveUp);
             }
             // A pass may grow the script only so many times in a row (inlining a function that
@@ -445,33 +459,54 @@ impl Run<'_> {
                 self.options,
             );
             if window.is_empty() {
-                self.ahead.stale();
                 return Ok(PassEnd::Exhausted);
             }
             let texts: Vec<String> = window.iter().map(|(_, t)| t.clone()).collect();
             for text in &texts {
+                own.insert(text.clone());
                 self.ahead.start(&mut *self.oracle, text);
             }
-            // The candidates after the window, handed out as workers come free; not past
-            // where the pass would give up if every one was refused.
+            // The candidates after the window, handed out as workers come free: this pass's,
+            // not past where it would give up if every one was refused; then the following
+            // pass's.
             later = later.max(next);
-            let mut budget = match patient {
-                true => usize::MAX,
-                false => (self.options.give_up_after)
-                    .saturating_sub(refused_in_a_row + texts.len())
-                    .saturating_sub(self.ahead.wanted().saturating_sub(texts.len())),
+            let give_up = if patient {
+                usize::MAX
+            } else {
+                self.options.give_up_after
             };
             let mut more = || {
-                budget = budget.checked_sub(1)?;
+                if own.len() < give_up
+                    && let Some((at, text)) = next_candidate(
+                        &candidates,
+                        later,
+                        &self.current,
+                        grows,
+                        &rules,
+                        self.options,
+                    )
+                {
+                    later = at + 1;
+                    own.insert(text.clone());
+                    return Some(text);
+                }
+                if after.is_none() {
+                    after = Some(Following::of(
+                        following?,
+                        &self.current,
+                        self.constant_asserts,
+                    )?);
+                }
+                let next = after.as_ref()?;
                 let (at, text) = next_candidate(
-                    &candidates,
-                    later,
+                    &next.candidates,
+                    after_later,
                     &self.current,
-                    grows,
-                    &rules,
+                    next.grows.then_some(&self.accepted),
+                    &next.rules,
                     self.options,
                 )?;
-                later = at + 1;
+                after_later = at + 1;
                 Some(text)
             };
             let mut verdicts = Vec::with_capacity(texts.len());
@@ -493,7 +528,7 @@ impl Run<'_> {
             refused_in_a_row = 0;
             // Judged against the script before this win: stale.
             self.ahead.stale();
-            later = 0;
+            (own, later, after, after_later) = (HashSet::new(), 0, None, 0);
             let (mut accepted, mut parts) = (window[first].1.clone(), 1);
             let mut merged = candidates[window[first].0].clone();
             let mut merged_parts = 1;
@@ -542,6 +577,33 @@ impl Run<'_> {
     }
 }
 
+/// The candidates of the pass that follows the running one, for the current script: judged
+/// ahead once the running pass has none left to hand out.
+struct Following {
+    candidates: Vec<Candidate>,
+    rules: Rules,
+    /// Whether it may grow the script (see [`Pass::may_grow`]).
+    grows: bool,
+}
+
+impl Following {
+    /// `None` for a pass that reads where the script fails: asking costs a run.
+    fn of(pass: &dyn Pass, current: &Script, constant_asserts: usize) -> Option<Following> {
+        if pass.reads_crash() {
+            return None;
+        }
+        Some(Following {
+            candidates: unprotected(pass.candidates(current), current),
+            rules: Rules {
+                constant_asserts,
+                kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
+                    .then(|| kinds::owned_values(current)),
+            },
+            grows: pass.may_grow(),
+        })
+    }
+}
+
 /// The texts handed to the oracle and the verdicts that came back (see
 /// [`Options::in_flight`]); verdicts are taken by text, in the loop's order, whatever the order
 /// they came back in.
@@ -559,11 +621,6 @@ struct Ahead {
 }
 
 impl Ahead {
-    /// How many texts have a verdict there or coming, for the current script.
-    fn wanted(&self) -> usize {
-        self.verdicts.len() + self.batch.len() + self.running.values().filter(|w| **w).count()
-    }
-
     /// Hands `text` to the oracle unless its verdict is there or coming.
     fn start(&mut self, oracle: &mut dyn Oracle, text: &str) {
         if self.verdicts.contains_key(text) || self.batch.iter().any(|t| t == text) {
