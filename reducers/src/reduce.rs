@@ -77,7 +77,8 @@ pub struct Options {
     /// How many candidates the oracle may judge at once (the workers there are). The
     /// candidates of a window are handed to it together; while fewer than this are being
     /// judged, the candidates after the window are handed to it too, one as each verdict
-    /// comes back, speculatively. Verdicts are consumed in window order, exactly as if each
+    /// comes back, speculatively (and once the pass has none left, those of the pass that
+    /// follows it in the round). Verdicts are consumed in window order, exactly as if each
     /// window were judged alone, and dropped when a win changes the script: this changes how
     /// many run at once, never the result.
     pub in_flight: usize,
@@ -430,9 +431,8 @@ impl Run<'_> {
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         let mut grown = 0;
-        // What was handed out for the current script: the texts of this pass, where its
-        // candidates handed out ahead of their window stop, and the following pass's candidates
-        // (see [`Run::following`]) with where those stop.
+        // What was handed out ahead for the current script: the texts of this pass, where its
+        // candidates stop, and the following pass's candidates with where those stop.
         let mut own = HashSet::new();
         let mut later = 0;
         let mut after: Option<Following> = None;
