@@ -15,6 +15,20 @@ pub trait Oracle {
     /// The texts of one call are independent and may be run in parallel.
     fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted>;
 
+    /// Starts judging `text` without waiting for its verdict, which [`ended`](Oracle::ended)
+    /// gives once it is there, and returns true. An oracle that judges only in batches (the
+    /// default) returns false: the loop then hands it the texts it would have started
+    /// together, through [`judge`](Oracle::judge).
+    fn start(&mut self, _text: &str) -> bool {
+        false
+    }
+
+    /// Waits for the next text started with [`start`](Oracle::start) to be judged, in the
+    /// order they end, and gives it with its verdict. Called only while some are started.
+    fn ended(&mut self) -> Result<(String, bool), Interrupted> {
+        unreachable!("an oracle that starts texts says when they end")
+    }
+
     /// Told where the reduction stands when a pass starts and when a candidate is accepted.
     fn progress(&mut self, _progress: &Progress) {}
 
@@ -60,11 +74,13 @@ pub struct Options {
     /// Within a round, a pass is set aside after this many candidates in a row were refused;
     /// a round without progress is then run again in full before the loop calls it a fixpoint.
     pub give_up_after: usize,
-    /// How many candidates the oracle may judge at once (the workers there are): when more
-    /// than a window, the candidates of the windows after it are judged with it, speculatively.
-    /// Their verdicts are consumed in window order, exactly as if each window were judged
-    /// alone, and dropped when a win changes the script: this changes how many run at once,
-    /// never the result.
+    /// How many candidates the oracle may judge at once (the workers there are). The
+    /// candidates of a window are handed to it together; while fewer than this are being
+    /// judged, the candidates after the window are handed to it too, one as each verdict
+    /// comes back, speculatively (and once the pass has none left, those of the pass that
+    /// follows it in the round). Verdicts are consumed in window order, exactly as if each
+    /// window were judged alone, and dropped when a win changes the script: this changes how
+    /// many run at once, never the result.
     pub in_flight: usize,
 }
 
@@ -210,24 +226,30 @@ pub fn reduce(
         round: 0,
         pumps: Vec::new(),
         crash_misses: 0,
-        wasted: 0,
+        ahead: Ahead::default(),
     };
     let stop = run.rounds(passes);
+    let mut interrupted = stop == StopReason::Interrupted;
     if stop == StopReason::TargetReached {
         // Stopping early must not leave comments, runs of blank lines and unused imports
         // behind.
         for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.finishes()) {
-            if run.pass(i, *pass, true) == Err(Interrupted) {
+            if run.pass(i, *pass, true, None) == Err(Interrupted) {
+                interrupted = true;
                 break;
             }
         }
+    }
+    // Speculative candidates still being judged end before the oracle is given back.
+    if !interrupted {
+        let _ = run.ahead.drain(&mut *run.oracle);
     }
     Ok(Reduction {
         text: run.current.text().to_string(),
         passes: run.stats,
         rounds: run.round,
         stop,
-        speculative_wasted: run.wasted,
+        speculative_wasted: run.ahead.wasted,
     })
 }
 
@@ -244,8 +266,8 @@ struct Run<'a> {
     pumps: Vec<Pump>,
     /// Rounds in a row in which a pass that reads the failure accepted nothing.
     crash_misses: usize,
-    /// Speculative verdicts dropped unconsumed.
-    wasted: usize,
+    /// The candidates handed to the oracle, and their verdicts not consumed yet.
+    ahead: Ahead,
     /// The asserts on constants the start had (see [`crate::tautology`]): a candidate with
     /// more is refused unseen.
     constant_asserts: usize,
@@ -291,9 +313,11 @@ impl Run<'_> {
             self.round += 1;
             let at_start = self.current.text().to_string();
             let mut gave_up = false;
-            for i in self.schedule(passes) {
+            let order = self.schedule(passes);
+            for (n, &i) in order.iter().enumerate() {
                 let accepted = self.stats[i].accepted;
-                let end = self.pass(i, passes[i], patient);
+                let following = order.get(n + 1).map(|&j| passes[j]);
+                let end = self.pass(i, passes[i], patient, following);
                 if passes[i].reads_crash() {
                     if self.stats[i].accepted == accepted {
                         self.crash_misses += 1;
@@ -391,19 +415,30 @@ impl Run<'_> {
         unprotected(candidates, &self.current)
     }
 
-    /// Runs pass number `i` over the current script until its candidates run out.
-    fn pass(&mut self, i: usize, pass: &dyn Pass, patient: bool) -> Result<PassEnd, Interrupted> {
+    /// Runs pass number `i` over the current script until its candidates run out. While
+    /// candidates are judged ahead, those of the `following` pass come after its own: when this
+    /// one ends without a win, that one starts on the same script.
+    fn pass(
+        &mut self,
+        i: usize,
+        pass: &dyn Pass,
+        patient: bool,
+        following: Option<&dyn Pass>,
+    ) -> Result<PassEnd, Interrupted> {
         self.oracle
             .progress(&progress(pass.name(), self.round, &self.current));
         let mut candidates = self.proposals(pass);
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         let mut grown = 0;
-        // Verdicts judged ahead of their window, for the current script.
-        let mut ahead = Ahead::default();
+        // What was handed out ahead for the current script: the texts of this pass, where its
+        // candidates stop, and the following pass's candidates with where those stop.
+        let mut own = HashSet::new();
+        let mut later = 0;
+        let mut after: Option<Following> = None;
+        let mut after_later = 0;
         loop {
             if !patient && refused_in_a_row >= self.options.give_up_after {
-                self.wasted += ahead.clear();
                 return Ok(PassEnd::GaveUp);
             }
             // A pass may grow the script only so many times in a row (inlining a function that
@@ -424,43 +459,65 @@ impl Run<'_> {
                 self.options,
             );
             if window.is_empty() {
-                self.wasted += ahead.clear();
                 return Ok(PassEnd::Exhausted);
             }
             let texts: Vec<String> = window.iter().map(|(_, t)| t.clone()).collect();
-            let mut batch: Vec<String> = texts
-                .iter()
-                .filter(|t| !ahead.verdicts.contains_key(*t))
-                .cloned()
-                .collect();
-            let mut later = next;
-            while !batch.is_empty() && batch.len() < self.options.in_flight {
-                let (more, after) = fill_window(
-                    &candidates,
-                    later,
+            for text in &texts {
+                own.insert(text.clone());
+                self.ahead.start(&mut *self.oracle, text);
+            }
+            // The candidates after the window, handed out as workers come free: this pass's,
+            // not past where it would give up if every one was refused; then the following
+            // pass's.
+            later = later.max(next);
+            let give_up = if patient {
+                usize::MAX
+            } else {
+                self.options.give_up_after
+            };
+            let mut more = || {
+                if own.len() < give_up
+                    && let Some((at, text)) = next_candidate(
+                        &candidates,
+                        later,
+                        &self.current,
+                        grows,
+                        &rules,
+                        self.options,
+                    )
+                {
+                    later = at + 1;
+                    own.insert(text.clone());
+                    return Some(text);
+                }
+                if after.is_none() {
+                    after = Some(Following::of(
+                        following?,
+                        &self.current,
+                        self.constant_asserts,
+                    )?);
+                }
+                let next = after.as_ref()?;
+                let (at, text) = next_candidate(
+                    &next.candidates,
+                    after_later,
                     &self.current,
-                    grows,
-                    &rules,
+                    next.grows.then_some(&self.accepted),
+                    &next.rules,
                     self.options,
-                );
-                if more.is_empty() {
-                    break;
-                }
-                for (_, text) in more {
-                    if batch.len() < self.options.in_flight
-                        && !ahead.verdicts.contains_key(&text)
-                        && !batch.contains(&text)
-                    {
-                        batch.push(text);
-                    }
-                }
-                later = after;
+                )?;
+                after_later = at + 1;
+                Some(text)
+            };
+            let mut verdicts = Vec::with_capacity(texts.len());
+            for text in &texts {
+                verdicts.push(self.ahead.take(
+                    &mut *self.oracle,
+                    text,
+                    &mut more,
+                    self.options.in_flight,
+                )?);
             }
-            if !batch.is_empty() {
-                let judged = self.oracle.judge(&batch)?;
-                ahead.verdicts.extend(batch.into_iter().zip(judged));
-            }
-            let verdicts: Vec<bool> = texts.iter().map(|t| ahead.take(t)).collect();
             self.stats[i].candidates += texts.len();
             let wins: Vec<usize> = (0..window.len()).filter(|&w| verdicts[w]).collect();
             let Some(&first) = wins.first() else {
@@ -469,6 +526,9 @@ impl Run<'_> {
                 continue;
             };
             refused_in_a_row = 0;
+            // Judged against the script before this win: stale.
+            self.ahead.stale();
+            (own, later, after, after_later) = (HashSet::new(), 0, None, 0);
             let (mut accepted, mut parts) = (window[first].1.clone(), 1);
             let mut merged = candidates[window[first].0].clone();
             let mut merged_parts = 1;
@@ -484,9 +544,10 @@ impl Run<'_> {
                 && Script::parse(text.as_str(), self.options.version)
                     .is_some_and(|s| rules.allow(&s))
             {
-                let verdict = self.oracle.judge(std::slice::from_ref(&text))?;
+                self.ahead.start(&mut *self.oracle, &text);
+                let verdict = self.ahead.take(&mut *self.oracle, &text, &mut || None, 0)?;
                 self.stats[i].candidates += 1;
-                if verdict[0] {
+                if verdict {
                     (accepted, parts) = (text, merged_parts);
                 }
             }
@@ -504,11 +565,10 @@ impl Run<'_> {
             }
             self.current =
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
-            // Judged against the script before this win: stale.
-            self.wasted += ahead.clear();
             self.oracle
                 .progress(&progress(pass.name(), self.round, &self.current));
             if self.target_met() && !pass.finishes() {
+                self.ahead.stale();
                 return Ok(PassEnd::TargetReached);
             }
             cursor = window[first].0;
@@ -517,25 +577,119 @@ impl Run<'_> {
     }
 }
 
-/// Verdicts of candidates judged before their window came (see [`Options::in_flight`]).
+/// The candidates of the pass that follows the running one, for the current script: judged
+/// ahead once the running pass has none left to hand out.
+struct Following {
+    candidates: Vec<Candidate>,
+    rules: Rules,
+    /// Whether it may grow the script (see [`Pass::may_grow`]).
+    grows: bool,
+}
+
+impl Following {
+    /// `None` for a pass that reads where the script fails: asking costs a run.
+    fn of(pass: &dyn Pass, current: &Script, constant_asserts: usize) -> Option<Following> {
+        if pass.reads_crash() {
+            return None;
+        }
+        Some(Following {
+            candidates: unprotected(pass.candidates(current), current),
+            rules: Rules {
+                constant_asserts,
+                kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
+                    .then(|| kinds::owned_values(current)),
+            },
+            grows: pass.may_grow(),
+        })
+    }
+}
+
+/// The texts handed to the oracle and the verdicts that came back (see
+/// [`Options::in_flight`]); verdicts are taken by text, in the loop's order, whatever the order
+/// they came back in.
 #[derive(Default)]
 struct Ahead {
+    /// Verdicts that came back for the current script and were not consumed yet.
     verdicts: HashMap<String, bool>,
+    /// Texts started and not judged yet, and whether their verdict is still wanted (false:
+    /// started for an earlier script, stale).
+    running: HashMap<String, bool>,
+    /// Texts for an oracle that judges only in batches, judged together at the next wait.
+    batch: Vec<String>,
+    /// Verdicts dropped unconsumed because the script changed.
+    wasted: usize,
 }
 
 impl Ahead {
-    /// The verdict of `text`, judged in this window's batch or ahead of it.
-    fn take(&mut self, text: &str) -> bool {
-        self.verdicts
-            .remove(text)
-            .expect("every text of the window was judged")
+    /// Hands `text` to the oracle unless its verdict is there or coming.
+    fn start(&mut self, oracle: &mut dyn Oracle, text: &str) {
+        if self.verdicts.contains_key(text) || self.batch.iter().any(|t| t == text) {
+            return;
+        }
+        if let Some(wanted) = self.running.get_mut(text) {
+            *wanted = true;
+        } else if oracle.start(text) {
+            self.running.insert(text.to_string(), true);
+        } else {
+            self.batch.push(text.to_string());
+        }
     }
 
-    /// Drops every verdict not consumed; returns how many there were.
-    fn clear(&mut self) -> usize {
-        let n = self.verdicts.len();
+    /// The verdict of `text` (handed to the oracle before). While it is not there, the
+    /// texts `more` gives are handed to the oracle too, as long as fewer than `in_flight`
+    /// are being judged.
+    fn take(
+        &mut self,
+        oracle: &mut dyn Oracle,
+        text: &str,
+        more: &mut dyn FnMut() -> Option<String>,
+        in_flight: usize,
+    ) -> Result<bool, Interrupted> {
+        loop {
+            if let Some(verdict) = self.verdicts.remove(text) {
+                return Ok(verdict);
+            }
+            while self.running.len() + self.batch.len() < in_flight {
+                let Some(next) = more() else { break };
+                self.start(oracle, &next);
+            }
+            self.wait(oracle)?;
+        }
+    }
+
+    /// Waits for one more verdict (a whole batch, from an oracle that judges in batches).
+    fn wait(&mut self, oracle: &mut dyn Oracle) -> Result<(), Interrupted> {
+        if !self.batch.is_empty() {
+            let texts = std::mem::take(&mut self.batch);
+            let verdicts = oracle.judge(&texts)?;
+            self.verdicts.extend(texts.into_iter().zip(verdicts));
+            return Ok(());
+        }
+        let (text, verdict) = oracle.ended()?;
+        match self.running.remove(&text) {
+            Some(true) => {
+                self.verdicts.insert(text, verdict);
+            }
+            _ => self.wasted += 1,
+        }
+        Ok(())
+    }
+
+    /// The script changed: the verdicts there are dropped, those still coming will be.
+    fn stale(&mut self) {
+        self.wasted += self.verdicts.len() + self.batch.len();
         self.verdicts.clear();
-        n
+        self.batch.clear();
+        self.running.values_mut().for_each(|wanted| *wanted = false);
+    }
+
+    /// Waits for every text still being judged, and drops its verdict.
+    fn drain(&mut self, oracle: &mut dyn Oracle) -> Result<(), Interrupted> {
+        self.stale();
+        while !self.running.is_empty() {
+            self.wait(oracle)?;
+        }
+        Ok(())
     }
 }
 
@@ -584,10 +738,27 @@ impl Rules {
     }
 }
 
-/// The next `window` candidates from `cursor` on that make the script smaller, parse and
-/// keep the `rules`, with their texts; and the index after the last one looked at. With
-/// `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to a
-/// script never accepted before.
+/// The first candidate from `cursor` on that makes the script smaller, parses and keeps the
+/// `rules`, with its index and text. With `grows` (the scripts accepted so far), a candidate
+/// may also be larger, if it leads to a script never accepted before.
+fn next_candidate(
+    candidates: &[Candidate],
+    cursor: usize,
+    current: &Script,
+    grows: Option<&HashSet<String>>,
+    rules: &Rules,
+    options: &Options,
+) -> Option<(usize, String)> {
+    (cursor..candidates.len()).find_map(|i| {
+        let text = candidates[i].apply(current.text())?;
+        ((smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
+            && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s)))
+        .then_some((i, text))
+    })
+}
+
+/// The next `window` distinct candidates from `cursor` on (see [`next_candidate`]), with
+/// their texts; and the index after the last one looked at.
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
@@ -596,19 +767,16 @@ fn fill_window(
     rules: &Rules,
     options: &Options,
 ) -> (Vec<(usize, String)>, usize) {
-    let mut window = Vec::new();
-    let mut seen = HashSet::new();
+    let mut window: Vec<(usize, String)> = Vec::new();
     let mut i = cursor;
-    while window.len() < options.window && i < candidates.len() {
-        if let Some(text) = candidates[i].apply(current.text())
-            && (smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
-            && !seen.contains(&text)
-            && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s))
-        {
-            seen.insert(text.clone());
-            window.push((i, text));
+    while window.len() < options.window {
+        let Some((at, text)) = next_candidate(candidates, i, current, grows, rules, options) else {
+            return (window, candidates.len());
+        };
+        if !window.iter().any(|(_, t)| *t == text) {
+            window.push((at, text));
         }
-        i += 1;
+        i = at + 1;
     }
     (window, i)
 }

@@ -1,19 +1,19 @@
 //! The reduction loop's oracle in the binary: the cache first, then the worker pool, with
 //! a log of every run and the figures `--json` reports.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use scrub_reducers::control::Suspect;
 use scrub_reducers::fix::Fix;
 use scrub_reducers::{Oracle, Progress, PythonVersion, Script};
 
-use crate::engine::cache::Cache;
+use crate::engine::cache::{Cache, Key};
 use crate::engine::console::Console;
 use crate::engine::process::{self, Outcome};
 use crate::engine::rundir::RunDir;
 use crate::engine::verdict::{Anchor, Signature, Verdict, describe};
-use crate::engine::workers::Workers;
+use crate::engine::workers::{Pool, Workers};
 
 /// A candidate's control: its suspect replaced by the reference, or, when an edit of the
 /// original's custom code made it pass, that edit made (see `scrub_reducers::fix`).
@@ -34,7 +34,10 @@ impl Control {
     }
 }
 
-/// The reduction loop's oracle: cache first, then worker processes.
+/// The reduction loop's oracle: cache first, then worker processes. Texts are judged as the
+/// loop starts them, each run on the first worker free (see [`Pool`]); the runs a text takes
+/// (its attempts, then its control) follow one another there, and its verdict comes back when
+/// the last one ends.
 pub(crate) struct ProcessOracle<'a> {
     pub(crate) workers: &'a Workers,
     pub(crate) cache: &'a Cache,
@@ -66,6 +69,23 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) trace: Vec<(usize, usize)>,
     /// The most memory a candidate run held, in bytes.
     pub(crate) peak_rss: u64,
+    /// The workers runs are handed to, made at the first.
+    pool: Option<Pool>,
+    /// The texts with a run on the workers, by the run's number.
+    running: HashMap<u64, Judging>,
+    runs_started: u64,
+    /// Verdicts not yet given to the loop.
+    judged: VecDeque<(String, bool)>,
+}
+
+/// A text being judged.
+struct Judging {
+    text: String,
+    key: Key,
+    /// The runs of the text so far: a flaky repro gets several, until its first failure.
+    attempts: usize,
+    /// Once the text failed the same way, the control that must pass, and its key.
+    control: Option<(String, Key)>,
 }
 
 impl<'a> ProcessOracle<'a> {
@@ -100,6 +120,10 @@ impl<'a> ProcessOracle<'a> {
             oracle_seconds: HashMap::new(),
             trace: vec![(0, scrub_reducers::count_lines(original))],
             peak_rss: 0,
+            pool: None,
+            running: HashMap::new(),
+            runs_started: 0,
+            judged: VecDeque::new(),
         }
     }
 
@@ -109,96 +133,137 @@ impl<'a> ProcessOracle<'a> {
         judge(self.sig, self.anchor, text, outcome)
     }
 
-    /// Refuses, among the candidates that failed the same way, those whose control cannot be
-    /// built (the suspect is gone) or does not pass (the failure is not the suspect's).
-    fn controlled(
-        &mut self,
-        texts: &[String],
-        verdicts: &mut [bool],
-    ) -> Result<(), scrub_reducers::Interrupted> {
+    /// Hands the next run of `judging` to the workers: its control once it has one, else the
+    /// text itself.
+    fn launch(&mut self, judging: Judging) {
+        let text = match &judging.control {
+            Some((control, _)) => {
+                self.control_calls += 1;
+                control.clone()
+            }
+            None => judging.text.clone(),
+        };
+        let id = self.runs_started;
+        self.runs_started += 1;
+        self.calls += 1;
+        let workers = self.workers;
+        self.pool
+            .get_or_insert_with(|| workers.pool())
+            .start(id, text);
+        self.running.insert(id, judging);
+    }
+
+    /// The text of `judging` failed the same way: it is judged once its control, when there
+    /// is a suspect, is known to pass. A control that cannot be built (the suspect is gone), or
+    /// a reference that lost a library call, refuses it.
+    fn failed_the_same_way(&mut self, mut judging: Judging) {
         let Some(guard) = self.control.clone() else {
-            return Ok(());
+            self.judged.push_back((judging.text, true));
+            return;
         };
         let suspect = guard.suspect;
-        let mut pending = Vec::new();
-        for (i, text) in texts.iter().enumerate() {
-            if !verdicts[i] {
-                continue;
-            }
-            let script = Script::parse(text.as_str(), guard.version);
-            let lost = script.as_ref().and_then(|script| {
-                let kept = scrub_reducers::control::reference_calls(script);
-                self.reference_calls
-                    .iter()
-                    .find(|call| !kept.contains(call))
-                    .filter(|_| suspect == Suspect::Custom)
+        let script = Script::parse(judging.text.as_str(), guard.version);
+        let lost = script.as_ref().and_then(|script| {
+            let kept = scrub_reducers::control::reference_calls(script);
+            self.reference_calls
+                .iter()
+                .find(|call| !kept.contains(call))
+                .filter(|_| suspect == Suspect::Custom)
+        });
+        if let Some(call) = lost {
+            self.run_dir
+                .log(format!("near miss: the reference no longer calls {call}"));
+            self.judged.push_back((judging.text, false));
+            return;
+        }
+        if suspect == Suspect::Custom
+            && script
+                .as_ref()
+                .is_some_and(|s| scrub_reducers::control::hollow_customs(s) > self.hollow_customs)
+        {
+            self.run_dir
+                .log("near miss: the script's own computation no longer reads its input");
+            self.judged.push_back((judging.text, false));
+            return;
+        }
+        let Some(control) = script.and_then(|script| guard.build(&script)) else {
+            self.run_dir.log(match &guard.fix {
+                Some(fix) => format!(
+                    "near miss: the code the original's fix changes ({}) is gone",
+                    fix.describe()
+                ),
+                None => format!("near miss: no control ({}) can be built", suspect.as_str()),
             });
-            if let Some(call) = lost {
-                self.run_dir
-                    .log(format!("near miss: the reference no longer calls {call}"));
-                verdicts[i] = false;
-                continue;
+            self.judged.push_back((judging.text, false));
+            return;
+        };
+        let key = self.cache.key(&control);
+        match self.cache.get(&key) {
+            Some(outcome) => {
+                self.hits += 1;
+                self.judged.push_back((judging.text, passes(&outcome)));
             }
-            if suspect == Suspect::Custom
-                && script.as_ref().is_some_and(|s| {
-                    scrub_reducers::control::hollow_customs(s) > self.hollow_customs
-                })
-            {
-                self.run_dir
-                    .log("near miss: the script's own computation no longer reads its input");
-                verdicts[i] = false;
-                continue;
-            }
-            let control = script.and_then(|script| guard.build(&script));
-            let Some(control) = control else {
-                self.run_dir.log(match &guard.fix {
-                    Some(fix) => format!(
-                        "near miss: the code the original's fix changes ({}) is gone",
-                        fix.describe()
-                    ),
-                    None => format!("near miss: no control ({}) can be built", suspect.as_str()),
-                });
-                verdicts[i] = false;
-                continue;
-            };
-            let key = self.cache.key(&control);
-            match self.cache.get(&key) {
-                Some(outcome) => {
-                    self.hits += 1;
-                    verdicts[i] = passes(&outcome);
-                }
-                None => pending.push((i, control, key)),
+            None => {
+                judging.control = Some((control, key));
+                self.launch(judging);
             }
         }
-        if pending.is_empty() {
-            return Ok(());
-        }
-        let batch: Vec<&str> = pending.iter().map(|(_, c, _)| c.as_str()).collect();
-        let results = self.charged(batch.len(), |workers| workers.run_all(&batch));
-        self.control_calls += batch.len();
-        for ((i, control, key), result) in pending.into_iter().zip(results) {
-            let outcome = match result {
-                Ok(o) => o,
-                Err(e) if e.is::<process::Interrupted>() => {
-                    return Err(scrub_reducers::Interrupted);
-                }
-                Err(e) => {
-                    self.run_dir.log(format!("could not run a control: {e:#}"));
-                    verdicts[i] = false;
-                    continue;
-                }
-            };
+    }
+
+    /// What the run of `judging` that ended with `result` means: a verdict, or another run.
+    fn run_ended(
+        &mut self,
+        mut judging: Judging,
+        result: anyhow::Result<Outcome>,
+    ) -> Result<(), scrub_reducers::Interrupted> {
+        let what = if judging.control.is_some() {
+            "control"
+        } else {
+            "candidate"
+        };
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) if e.is::<process::Interrupted>() => return Err(scrub_reducers::Interrupted),
+            Err(e) => {
+                self.run_dir.log(format!("could not run a {what}: {e:#}"));
+                self.judged.push_back((judging.text, false));
+                return Ok(());
+            }
+        };
+        if let Some((control, key)) = &judging.control {
             let label = if passes(&outcome) {
                 "control passes".to_string()
             } else {
-                format!("control fails too: {}", describe(&outcome))
-            };
-            if !passes(&outcome) {
+                let label = format!("control fails too: {}", describe(&outcome));
                 self.run_dir.log(format!("near miss: {label}"));
+                label
+            };
+            self.run_dir.record(control, &outcome, &label);
+            self.cache.put(key, &outcome);
+            self.judged.push_back((judging.text, passes(&outcome)));
+            return Ok(());
+        }
+        self.peak_rss = self.peak_rss.max(outcome.peak_rss);
+        let verdict = self.verdict(&judging.text, &outcome);
+        let label = match &verdict {
+            Verdict::Same => "same failure".to_string(),
+            Verdict::NearMiss(header) => {
+                self.run_dir.log(format!("near miss: {header}"));
+                format!("near miss: {header}")
             }
-            self.run_dir.record(&control, &outcome, &label);
-            self.cache.put(&key, &outcome);
-            verdicts[i] = passes(&outcome);
+            Verdict::Other => describe(&outcome),
+        };
+        self.run_dir.record(&judging.text, &outcome, &label);
+        if verdict == Verdict::Same {
+            self.cache.put(&judging.key, &outcome);
+            self.failed_the_same_way(judging);
+        } else if judging.attempts < self.attempts {
+            // A flaky repro gets several tries; a candidate stops at its first failure.
+            judging.attempts += 1;
+            self.launch(judging);
+        } else {
+            self.cache.put(&judging.key, &outcome);
+            self.judged.push_back((judging.text, false));
         }
         Ok(())
     }
@@ -233,70 +298,67 @@ pub(crate) fn judge(sig: &Signature, anchor: &Anchor, text: &str, outcome: &Outc
 
 impl Oracle for ProcessOracle<'_> {
     fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, scrub_reducers::Interrupted> {
-        let keys: Vec<_> = texts.iter().map(|t| self.cache.key(t)).collect();
-        let mut verdicts = vec![false; texts.len()];
-        let mut pending = Vec::new();
-        for (i, key) in keys.iter().enumerate() {
-            match self.cache.get(key) {
-                Some(outcome) => {
-                    self.hits += 1;
-                    verdicts[i] = self.verdict(&texts[i], &outcome) == Verdict::Same;
-                }
-                None => pending.push(i),
+        let mut wanted: HashSet<&str> = HashSet::new();
+        for text in texts {
+            if wanted.insert(text) {
+                self.start(text);
             }
         }
-        // A flaky repro gets several tries; a candidate stops at its first failure.
-        let mut last: Vec<Option<Outcome>> = vec![None; texts.len()];
-        for _ in 0..self.attempts {
-            if pending.is_empty() {
-                break;
+        let mut verdicts = HashMap::new();
+        let mut others = Vec::new();
+        while verdicts.len() < wanted.len() {
+            let (text, verdict) = self.ended()?;
+            if wanted.contains(text.as_str()) && !verdicts.contains_key(&text) {
+                verdicts.insert(text, verdict);
+            } else {
+                others.push((text, verdict));
             }
-            let batch: Vec<&str> = pending.iter().map(|&i| texts[i].as_str()).collect();
-            let results = self.charged(batch.len(), |workers| workers.run_all(&batch));
+        }
+        // Texts the loop started before are still its own to wait for.
+        self.judged.extend(others);
+        Ok(texts.iter().map(|t| verdicts[t]).collect())
+    }
+
+    fn start(&mut self, text: &str) -> bool {
+        let key = self.cache.key(text);
+        let judging = Judging {
+            text: text.to_string(),
+            key,
+            attempts: 1,
+            control: None,
+        };
+        match self.cache.get(&key) {
+            Some(outcome) => {
+                self.hits += 1;
+                if self.verdict(text, &outcome) == Verdict::Same {
+                    self.failed_the_same_way(judging);
+                } else {
+                    self.judged.push_back((judging.text, false));
+                }
+            }
+            None => self.launch(judging),
+        }
+        true
+    }
+
+    fn ended(&mut self) -> Result<(String, bool), scrub_reducers::Interrupted> {
+        loop {
+            if let Some(judged) = self.judged.pop_front() {
+                return Ok(judged);
+            }
+            let waited = Instant::now();
+            let (id, result) = self.pool.as_ref().expect("a run was started").ended();
+            *self.oracle_seconds.entry(self.pass.clone()).or_default() +=
+                waited.elapsed().as_secs_f64();
             for event in self.workers.events() {
                 self.run_dir.log(event);
             }
-            let mut still = Vec::new();
-            for (&i, result) in pending.iter().zip(results) {
-                let outcome = match result {
-                    Ok(o) => o,
-                    Err(e) if e.is::<process::Interrupted>() => {
-                        return Err(scrub_reducers::Interrupted);
-                    }
-                    Err(e) => {
-                        self.run_dir
-                            .log(format!("could not run a candidate: {e:#}"));
-                        continue;
-                    }
-                };
-                self.peak_rss = self.peak_rss.max(outcome.peak_rss);
-                let verdict = self.verdict(&texts[i], &outcome);
-                let label = match &verdict {
-                    Verdict::Same => "same failure".to_string(),
-                    Verdict::NearMiss(header) => {
-                        self.run_dir.log(format!("near miss: {header}"));
-                        format!("near miss: {header}")
-                    }
-                    Verdict::Other => describe(&outcome),
-                };
-                self.run_dir.record(&texts[i], &outcome, &label);
-                if verdict == Verdict::Same {
-                    verdicts[i] = true;
-                    self.cache.put(&keys[i], &outcome);
-                } else {
-                    last[i] = Some(outcome);
-                    still.push(i);
-                }
-            }
-            pending = still;
+            let judging = self
+                .running
+                .remove(&id)
+                .expect("every run is one of a text");
+            self.run_ended(judging, result)?;
         }
-        for i in pending {
-            if let Some(outcome) = &last[i] {
-                self.cache.put(&keys[i], outcome);
-            }
-        }
-        self.controlled(texts, &mut verdicts)?;
-        Ok(verdicts)
     }
 
     fn seconds(&self, pass: &str) -> Option<f64> {

@@ -47,8 +47,10 @@ pub struct Ray {
     next_id: AtomicU64,
     jobs: usize,
     gpus_per_worker: f64,
-    /// The original whose modules the actors have imported, once they are up.
+    /// The original whose modules the actors import, once they are asked to start.
     started: Mutex<Option<String>>,
+    /// Per actor, whether it is known to be up (and its pid logged).
+    up: Vec<Mutex<bool>>,
     events: Mutex<Vec<String>>,
     /// What the cluster offers: CPUs, GPUs, nodes.
     pub cpus: f64,
@@ -130,6 +132,7 @@ impl Ray {
             jobs,
             gpus_per_worker: gpus_per_worker.unwrap_or(0.0),
             started: Mutex::new(None),
+            up: (0..jobs).map(|_| Mutex::new(false)).collect(),
             events: Mutex::new(Vec::new()),
             cpus: 0.0,
             gpus: 0.0,
@@ -210,8 +213,10 @@ impl Ray {
         Ok(answer)
     }
 
-    /// Creates the actors for `original` unless they are up for it already.
-    fn start(&self, original: &Path) -> Result<()> {
+    /// Starts the actors for `original` unless they were started for it already; they start
+    /// in the background (see [`Ray::ready`]), so that this can be called early, while the
+    /// original's baseline runs.
+    pub fn start(&self, original: &Path) -> Result<()> {
         let text = std::fs::read_to_string(original)
             .with_context(|| format!("cannot read {}", original.display()))?;
         let mut started = self.started.lock().unwrap();
@@ -222,7 +227,7 @@ impl Ray {
             .filter(|(k, _)| KNOBS.iter().any(|p| k.starts_with(p)))
             .collect();
         env.insert("PYTHONHASHSEED".into(), "0".into());
-        let answer = self.call(
+        self.call(
             json!({
                 "op": "start",
                 "original": text,
@@ -232,24 +237,31 @@ impl Ray {
             }),
             READY_TIMEOUT,
         )?;
-        let mut events = self.events.lock().unwrap();
-        events.push(format!(
+        self.events.lock().unwrap().push(format!(
             "ray: {} actors on {} nodes ({} CPUs, {} GPUs; {} GPUs per actor)",
             self.jobs, self.nodes, self.cpus, self.gpus, self.gpus_per_worker
         ));
-        for (k, actor) in answer["actors"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            events.push(format!(
-                "ray: actor {k} pid {} on node {}",
-                actor["pid"],
-                actor["node"].as_str().unwrap_or("?")
-            ));
+        for up in &self.up {
+            *up.lock().unwrap() = false;
         }
         *started = Some(text);
+        Ok(())
+    }
+
+    /// Waits until actor `worker`, started for `original`, is up; logs its pid and node.
+    fn wait_up(&self, worker: usize, original: &Path) -> Result<()> {
+        self.start(original)?;
+        let mut up = self.up[worker].lock().unwrap();
+        if *up {
+            return Ok(());
+        }
+        let actor = self.call(json!({"op": "ready", "actor": worker}), READY_TIMEOUT)?;
+        self.events.lock().unwrap().push(format!(
+            "ray: actor {worker} pid {} on node {}",
+            actor["pid"],
+            actor["node"].as_str().unwrap_or("?")
+        ));
+        *up = true;
         Ok(())
     }
 }
@@ -262,8 +274,12 @@ impl Backend for Ray {
         )
     }
 
+    fn ready(&self, worker: usize, job: &Job) -> Result<()> {
+        self.wait_up(worker, job.original)
+    }
+
     fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
-        self.start(job.original)?;
+        self.wait_up(worker, job.original)?;
         let answer = self.call(
             json!({
                 "op": "run",

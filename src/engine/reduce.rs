@@ -282,7 +282,11 @@ fn setup(args: &Options) -> Result<Setup> {
     workers.max_memory = crate::engine::memory::limit(args.max_memory.as_deref(), jobs)
         .map_err(|e| anyhow!("invalid --max-memory: {e}"))?;
     if let Some(ray) = ray {
-        (workers.backend, workers.remote) = (Box::new(ray), true);
+        if !args.cold {
+            // The actors start while the original's baseline runs here.
+            ray.start(&args.file)?;
+        }
+        (workers.backend, workers.remote) = (ray, true);
     }
     Ok(Setup {
         text,

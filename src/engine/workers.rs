@@ -5,8 +5,10 @@
 //! only the [`Outcome`].
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -34,27 +36,16 @@ pub trait Backend: Send + Sync {
     /// Runs `job` on worker `worker` (0 ≤ worker < jobs); an interruption is an error of type
     /// [`crate::engine::process::Interrupted`].
     fn run(&self, worker: usize, job: &Job) -> Result<Outcome>;
+    /// Gets worker `worker` ready for runs like `job` (a warm worker started), so that a
+    /// [`Pool`] hands a run only to a worker that can start it at once.
+    fn ready(&self, _worker: usize, _job: &Job) -> Result<()> {
+        Ok(())
+    }
     /// Stops every warm worker; they start again on demand.
     fn stop(&self);
     /// Lines for the run log about the workers themselves (a restart), since last asked.
     fn events(&self) -> Vec<String> {
         Vec::new()
-    }
-}
-
-/// A back end shared by several reductions (one Ray connection for a batch).
-impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
-        (**self).run(worker, job)
-    }
-    fn stop(&self) {
-        (**self).stop()
-    }
-    fn events(&self) -> Vec<String> {
-        (**self).events()
     }
 }
 
@@ -76,6 +67,14 @@ impl Zygotes {
 impl Backend for Zygotes {
     fn describe(&self) -> String {
         "warm (forked from a zygote)".to_string()
+    }
+
+    fn ready(&self, worker: usize, job: &Job) -> Result<()> {
+        let mut slot = self.slots[worker].lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(Zygote::start(&self.python, job.original, job.env)?);
+        }
+        Ok(())
     }
 
     fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
@@ -120,6 +119,7 @@ pub fn run_cold(python: &Path, job: &Job) -> Result<Outcome> {
     }
 }
 
+#[derive(Clone)]
 pub struct Workers {
     pub python: PathBuf,
     pub timeout: Duration,
@@ -131,7 +131,7 @@ pub struct Workers {
     /// candidate is a cold `PY repro.py`.
     pub warm: Option<PathBuf>,
     /// Where warm candidates run: local zygotes, or Ray actors.
-    pub backend: Box<dyn Backend>,
+    pub backend: Arc<dyn Backend>,
     /// Whether the warm back end is remote (`--ray`): there is no falling back to cold then.
     pub remote: bool,
     /// The memory each run's process group may hold, in bytes (`None`: no limit).
@@ -146,7 +146,7 @@ impl Workers {
             jobs,
             gpus,
             warm: None,
-            backend: Box::new(Zygotes::new(python.clone(), jobs)),
+            backend: Arc::new(Zygotes::new(python.clone(), jobs)),
             remote: false,
             max_memory: None,
         }
@@ -179,6 +179,22 @@ impl Workers {
             Some(_) => self.backend.run(worker, &job),
             None => run_cold(&self.python, &job),
         }
+    }
+
+    /// Gets worker `worker` ready for warm runs (see [`Backend::ready`]); cold workers are.
+    fn ready(&self, worker: usize, env: &[(String, String)]) -> Result<()> {
+        let Some(original) = &self.warm else {
+            return Ok(());
+        };
+        let job = Job {
+            text: "",
+            original,
+            env,
+            probe: None,
+            timeout: self.timeout,
+            max_memory: self.max_memory,
+        };
+        self.backend.ready(worker, &job)
     }
 
     /// Stops every warm worker (they are started again on demand).
@@ -228,6 +244,71 @@ impl Workers {
             .into_iter()
             .map(|r| r.into_inner().unwrap().expect("every text was run"))
             .collect()
+    }
+}
+
+/// Workers that take texts as they are handed in: each text runs on the first worker free,
+/// and its outcome comes back as soon as it ends, so that a slow run holds up only its own
+/// worker. The workers are those of [`Workers`] as they were when the pool was made.
+pub struct Pool {
+    tasks: Option<Sender<(u64, String)>>,
+    ended: Receiver<(u64, Result<Outcome>)>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Workers {
+    /// A pool of these `jobs` workers (see [`Pool`]).
+    pub fn pool(&self) -> Pool {
+        let (tasks, queue) = channel::<(u64, String)>();
+        let queue = Arc::new(Mutex::new(queue));
+        let (done, ended) = channel();
+        let threads = (0..self.jobs)
+            .map(|worker| {
+                let (workers, queue, done) = (self.clone(), Arc::clone(&queue), done.clone());
+                std::thread::spawn(move || {
+                    let env = workers.env_of(worker);
+                    // A worker that cannot get ready says why when it is handed a run.
+                    let _ = workers.ready(worker, &env);
+                    loop {
+                        let task = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok((id, text)) = task else { break };
+                        let result = workers.run_with(worker, &text, &env, None);
+                        if done.send((id, result)).is_err() {
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        Pool {
+            tasks: Some(tasks),
+            ended,
+            threads,
+        }
+    }
+}
+
+impl Pool {
+    /// Hands `text` to the first worker free; its outcome comes back from [`Pool::ended`]
+    /// with `id`.
+    pub fn start(&self, id: u64, text: String) {
+        let tasks = self.tasks.as_ref().expect("open until dropped");
+        tasks.send((id, text)).expect("the workers wait for tasks");
+    }
+
+    /// Waits for the next run to end; only while some run was started and has not ended.
+    pub fn ended(&self) -> (u64, Result<Outcome>) {
+        self.ended.recv().expect("the workers outlive their runs")
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Without tasks, each worker ends once its run does.
+        self.tasks.take();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -8,16 +8,22 @@ object per line, each with an "id" that its answer repeats:
 
     {"id": I, "op": "start", "original": TEXT, "actors": N, "gpus": G, "env": {...}}
 
-creates N actors, each reserving one CPU and G GPUs, that import the top-level modules of
-TEXT once (as the local zygote does) and answers `{"id": I, "actors": [{"pid": P, "node": H}]}`;
+creates N actors, each reserving one CPU and G GPUs and keeping a zygote of its own (scrub's
+zygote.py, started with the environment given) that imports the top-level modules of TEXT
+once, and answers `{"id": I, "actors": N}` at once, while they start;
+
+    {"id": I, "op": "ready", "actor": K}
+
+answers `{"id": I, "pid": P, "node": H}` once actor K is up (a run sent to it before waits
+for it too);
 
     {"id": I, "op": "run", "actor": K, "text": T, "probe": SOURCE, "timeout": S, "max_memory": B}
 
-runs T on actor K: the actor forks a child that runs it as the zygote's child does (its own
-process group and temp directory), kills the group after S seconds or when it holds more than B
-bytes, and the answer is the zygote's: `{"pid", "status", "maxrss"}` with "killed" ("timeout",
-"memory" or null), "peak" (the group's sampled peak), "duration", "stdout", "stderr" and
-"events" (lines for the run log). An actor that dies is restarted by Ray (max_restarts) and the
+runs T on actor K: its zygote forks a child that runs it as a local zygote's child does (its
+own process group and temp directory); the actor kills the group after S seconds or when it
+holds more than B bytes, and the answer is the zygote's: `{"pid", "status", "maxrss"}` with
+"killed" ("timeout", "memory" or null), "peak" (the group's sampled peak), "duration",
+"stdout", "stderr" and "events" (lines for the run log). An actor that dies is restarted by Ray (max_restarts) and the
 candidate is run again on it; the events say so. Answers come in any order.
 """
 
@@ -30,6 +36,7 @@ import time
 MAX_RESTARTS = 8
 POLL = 0.02
 SAMPLE = 0.1
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 write_lock = threading.Lock()
 
@@ -41,65 +48,84 @@ def answer(obj):
 
 
 def group_rss(pgid):
-    """The resident memory of every process in group `pgid`, in bytes (as memory.rs reads it)."""
-    page = os.sysconf("SC_PAGE_SIZE")
+    """The resident memory of every process in group `pgid`, in bytes (as memory.rs reads it).
+    Called ten times a second per running candidate, on nodes that may run many: raw reads."""
     total = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat") as fh:
-                stat = fh.read()
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 4096)
+            finally:
+                os.close(fd)
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[-1].split()
+        fields = stat[stat.rfind(b")") + 2 :].split(b" ", 22)
         try:
             if int(fields[2]) == pgid:
-                total += int(fields[21]) * page
+                total += int(fields[21]) * PAGE
         except (IndexError, ValueError):
             pass
     return total
 
 
-def plain_child():
-    """Undo in a forked child what a Ray worker sets up and `python script` does not: the fault
-    handler (which would add a dump of every thread to a crash's stderr) and signal handlers."""
-    import faulthandler
-    import signal
-
-    if not os.environ.get("PYTHONFAULTHANDLER"):
-        faulthandler.disable()
-    for name in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGCHLD"):
-        try:
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-        except (AttributeError, OSError, ValueError):
-            pass
-    try:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    except (OSError, ValueError):
-        pass
-
-
 def make_actor_class(ray):
     @ray.remote
     class Worker:
-        """A warm worker on some node: the zygote's preload once, a forked child per run."""
+        """A warm worker on some node: a zygote of its own (a plain Python process, started with
+        the runs' environment, that imports the original's modules once and forks a child per
+        run, as a local one does), and the timeout and memory watch of each run."""
 
-        def __init__(self, zygote_source, original):
+        def __init__(self, zygote_source, original, env):
+            self.source = (zygote_source, original)
+            self.env = env
+            self.start_zygote()
+
+        def start_zygote(self):
             import shutil
+            import subprocess
             import tempfile
 
-            self.zygote = {"__name__": "scrub_zygote"}
-            exec(compile(zygote_source, "zygote.py", "exec"), self.zygote)
             # Nothing stays on the node between runs: an actor killed by Ray leaves no folder.
             home = tempfile.mkdtemp(prefix="scrub-ray-")
             try:
-                path = os.path.join(home, "original.py")
-                with open(path, "w") as fh:
-                    fh.write(original)
-                self.zygote["preload"](path)
+                paths = [os.path.join(home, name) for name in ("zygote.py", "original.py")]
+                for path, text in zip(paths, self.source):
+                    with open(path, "w") as fh:
+                        fh.write(text)
+                # It dies with the actor, and its children with it.
+                self.zygote = subprocess.Popen(
+                    [sys.executable, *paths, "--die-with-parent"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env={**os.environ, **self.env},
+                    bufsize=0,
+                )
+                self.pending = b""
+                if "ready" not in self.answer(300):
+                    raise RuntimeError("the zygote did not get ready")
             finally:
                 shutil.rmtree(home, ignore_errors=True)
+
+        def answer(self, wait):
+            """The zygote's next answer, or None when none came in `wait` seconds."""
+            import select
+
+            fd = self.zygote.stdout.fileno()
+            deadline = time.monotonic() + wait
+            while b"\n" not in self.pending:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    return None
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise RuntimeError("the actor's zygote died")
+                self.pending += chunk
+            line, _, self.pending = self.pending.partition(b"\n")
+            return json.loads(line)
 
         def info(self):
             import socket
@@ -111,6 +137,8 @@ def make_actor_class(ray):
             import signal
             import tempfile
 
+            if self.zygote.poll() is not None:
+                self.start_zygote()
             top = tempfile.mkdtemp(prefix="scrub-ray-")
             try:
                 work = os.path.join(top, "work")
@@ -128,21 +156,17 @@ def make_actor_class(ray):
                     request["probe"] = os.path.join(top, "probe.py")
                     with open(request["probe"], "w") as fh:
                         fh.write(probe)
-                sys.stdout.flush()
-                sys.stderr.flush()
                 start = time.monotonic()
-                pid = os.fork()
-                if pid == 0:
-                    plain_child()
-                    self.zygote["run_child"](request)
                 try:
-                    os.setpgid(pid, pid)
-                except OSError:
-                    pass
+                    self.zygote.stdin.write((json.dumps(request) + "\n").encode())
+                    pid = self.answer(30)["pid"]
+                except BaseException:
+                    self.zygote.kill()
+                    raise
                 killed, peak, next_sample = None, 0, start + SAMPLE
                 while True:
-                    got, status, usage = os.wait4(pid, os.WNOHANG)
-                    if got == pid:
+                    done = self.answer(POLL)
+                    if done is not None and done.get("pid") == pid and "status" in done:
                         break
                     now = time.monotonic()
                     if killed is None and now - start >= timeout:
@@ -158,7 +182,6 @@ def make_actor_class(ray):
                             os.killpg(pid, signal.SIGKILL)
                         except OSError:
                             pass
-                    time.sleep(POLL)
                 duration = time.monotonic() - start
                 try:
                     os.killpg(pid, signal.SIGKILL)
@@ -173,8 +196,8 @@ def make_actor_class(ray):
                         outputs[name] = ""
                 return {
                     "pid": pid,
-                    "status": status,
-                    "maxrss": usage.ru_maxrss * 1024,
+                    "status": done["status"],
+                    "maxrss": done["maxrss"],
                     "killed": killed,
                     "peak": peak,
                     "duration": duration,
@@ -207,15 +230,22 @@ class Bridge:
             "num_gpus": request.get("gpus", 0),
             "max_restarts": MAX_RESTARTS,
             "max_task_retries": 0,
-            "runtime_env": {"env_vars": env},
         }
+        # Ray starts the actors in the background: each can take runs as soon as it is up.
         self.actors = [
-            self.Worker.options(**options).remote(self.zygote_source, request["original"])
+            self.Worker.options(**options).remote(self.zygote_source, request["original"], env)
             for _ in range(request["actors"])
         ]
-        infos = ray.get([a.info.remote() for a in self.actors])
-        self.pids = [info["pid"] for info in infos]
-        return {"actors": infos}
+        self.pids = [None] * len(self.actors)
+        return {"actors": len(self.actors)}
+
+    def ready(self, request):
+        k = request["actor"]
+        info = self.ray.get(self.actors[k].info.remote())
+        with self.lock:
+            if self.pids[k] is None:
+                self.pids[k] = info["pid"]
+        return info
 
     def run(self, request):
         ray = self.ray
@@ -262,6 +292,8 @@ def serve(bridge):
         try:
             if request["op"] == "start":
                 result = bridge.start(request)
+            elif request["op"] == "ready":
+                result = bridge.ready(request)
             else:
                 result = bridge.run(request)
         except BaseException as exc:

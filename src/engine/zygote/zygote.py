@@ -1,6 +1,7 @@
 """scrub's warm worker: import a repro's modules once, then fork a child per candidate.
 
-Started as `PY zygote.py ORIGINAL` with the worker's environment (PYTHONHASHSEED, CUDA_VISIBLE_DEVICES).
+Started as `PY zygote.py ORIGINAL` with the worker's environment (PYTHONHASHSEED, CUDA_VISIBLE_DEVICES);
+with `--die-with-parent` (a Ray actor's), it is killed when its parent dies.
 It imports the top-level modules that ORIGINAL imports and that import cleanly, runs nothing
 else, and serves requests on stdin, one JSON object per line:
 
@@ -182,6 +183,8 @@ def serve():
 
 
 if __name__ == "__main__":
+    if "--die-with-parent" in sys.argv[2:]:
+        die_with_parent()
     preload(sys.argv[1])
     print(json.dumps({"ready": True}), flush=True)
     serve()
