@@ -25,8 +25,6 @@ const READY_TIMEOUT: Duration = Duration::from_secs(300);
 const POLL: Duration = Duration::from_millis(20);
 
 pub struct Zygote {
-    /// The zygote's own source, as a file: in `ps`, its command line stays short.
-    _program: tempfile::NamedTempFile,
     child: Box<dyn StdChildWrapper>,
     requests: ChildStdin,
     answers: Receiver<String>,
@@ -51,6 +49,7 @@ enum Killed {
 impl Zygote {
     /// Starts a zygote for the script at `original` under `python`, with `env` added.
     pub fn start(python: &Path, original: &Path, env: &[(String, String)]) -> Result<Zygote> {
+        // The zygote's own source, as a file: in `ps`, its command line stays short.
         let mut program = tempfile::Builder::new()
             .prefix("scrub-zygote-")
             .suffix(".py")
@@ -69,12 +68,15 @@ impl Zygote {
             }
         });
         let zygote = Zygote {
-            _program: program,
             child,
             requests,
             answers,
         };
-        match zygote.answers.recv_timeout(READY_TIMEOUT) {
+        let ready = zygote.answers.recv_timeout(READY_TIMEOUT);
+        // Read and compiled by now: the file goes, so that even a scrub killed outright
+        // leaves none behind.
+        drop(program);
+        match ready {
             Ok(line) if line.contains("ready") => Ok(zygote),
             Ok(line) => bail!("the warm worker said {line:?} instead of getting ready"),
             Err(_) => bail!("the warm worker did not get ready"),
