@@ -147,6 +147,10 @@ pub fn bisect(
         let k = gap.min(3);
         let mut picks: Vec<i64> = (1..=k).map(|j| lo + (hi - lo) * j / (k + 1)).collect();
         picks.dedup();
+        // The probes run side by side: each may hold its share of the machine.
+        let max_memory = crate::engine::memory::limit(None, picks.len())
+            .ok()
+            .flatten();
         let results: Vec<Result<RunVerdict>> = std::thread::scope(|s| {
             let handles: Vec<_> = picks
                 .iter()
@@ -157,7 +161,7 @@ pub fn bisect(
                             python: &env.python,
                             timeout,
                             env: &[],
-                            max_memory: None,
+                            max_memory,
                         };
                         let outcome = process::run_script_in(dir, text, &spec)?;
                         Ok(classify(&outcome, expected))

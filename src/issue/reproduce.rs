@@ -133,11 +133,13 @@ pub fn reproduce(
 ) -> Result<Reproduction> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("repro.py"), text)?;
+    // A repro may hold most of the machine, as one reduction job may, and no more: one that
+    // would push the machine into swap is stopped and reported as out of memory.
     let spec = RunSpec {
         python,
         timeout,
         env: &[],
-        max_memory: None,
+        max_memory: crate::engine::memory::limit(None, 1).ok().flatten(),
     };
     let mut outcomes = Vec::new();
     for _ in 0..2 {
