@@ -163,7 +163,17 @@ impl<'a> Facts<'a> {
             if here.is_some_and(|s| range.contains(&self.scopes.scopes[s].range.start)) {
                 return true;
             }
-            self.bound(o.name) <= 1
+            // Bound once where it is read (a parameter of the same name as a module-level
+            // variable is another variable), and read there at each place.
+            let bindings_here = self
+                .scopes
+                .occurrences
+                .iter()
+                .filter(|b| {
+                    b.binds && b.name == o.name && self.scopes.resolve_occurrence(b) == here
+                })
+                .count();
+            bindings_here <= 1
                 && places
                     .iter()
                     .all(|(scope, _)| self.scopes.resolve(o.name, *scope) == here)
@@ -860,6 +870,21 @@ mod tests {
     fn a_value_that_reads_a_rebound_name_stays() {
         let text = "a = 1\nx = a\na = 2\nf(x)\n";
         assert!(results(text).is_empty());
+    }
+
+    #[test]
+    fn a_parameter_named_like_a_module_variable_is_bound_once_where_it_is_read() {
+        // `addmm` is a module-level name and `forward`'s parameter: in `forward`, the call
+        // reads the parameter, bound once there, and may move to the `return`.
+        let text = "class M:\n    def forward(self, addmm):\n        relu = g(addmm)\n        return relu\naddmm = h()\nM().forward(addmm)\n";
+        assert!(
+            results(text).contains(
+                &"class M:\n    def forward(self, addmm):\n        return g(addmm)\naddmm = h()\nM().forward(addmm)\n"
+                    .to_string()
+            ),
+            "{:?}",
+            results(text)
+        );
     }
 
     #[test]
