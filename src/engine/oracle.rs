@@ -22,9 +22,39 @@ pub(crate) struct Control {
     pub(crate) suspect: Suspect,
     pub(crate) fix: Option<Fix>,
     pub(crate) version: PythonVersion,
+    /// For a custom implementation: the library calls of the original's reference side,
+    /// which every candidate's must still make.
+    pub(crate) reference_calls: Vec<String>,
+    /// For a custom implementation: how many of the original's custom sides read nothing of
+    /// their input (see `scrub_reducers::control::hollow_customs`); no candidate may have more.
+    pub(crate) hollow_customs: usize,
 }
 
 impl Control {
+    /// The control of a reduction that starts from `original`.
+    pub(crate) fn new(
+        suspect: Suspect,
+        fix: Option<Fix>,
+        original: &str,
+        version: PythonVersion,
+    ) -> Control {
+        let custom = (suspect == Suspect::Custom)
+            .then(|| Script::parse(original, version))
+            .flatten();
+        Control {
+            suspect,
+            fix,
+            version,
+            reference_calls: custom
+                .as_ref()
+                .map(scrub_reducers::control::reference_calls)
+                .unwrap_or_default(),
+            hollow_customs: custom
+                .as_ref()
+                .map_or(0, scrub_reducers::control::hollow_customs),
+        }
+    }
+
     /// The control of `script`; `None` when its suspect, or the code the fix changes, is gone.
     pub(crate) fn build(&self, script: &Script) -> Option<String> {
         match &self.fix {
@@ -48,13 +78,6 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) control: Option<Control>,
     /// Control runs (counted in `calls` too).
     pub(crate) control_calls: usize,
-    /// For a custom implementation's control: the library calls of the original's reference
-    /// side, which every candidate's must still make.
-    pub(crate) reference_calls: Vec<String>,
-    /// For a custom implementation's control: how many of the original's custom sides read
-    /// nothing of their input (see `scrub_reducers::control::hollow_customs`); no candidate
-    /// may have more.
-    pub(crate) hollow_customs: usize,
     pub(crate) attempts: usize,
     pub(crate) run_dir: &'a RunDir,
     pub(crate) console: &'a Console,
@@ -108,8 +131,6 @@ impl<'a> ProcessOracle<'a> {
             anchor,
             control: None,
             control_calls: 0,
-            reference_calls: Vec::new(),
-            hollow_customs: 0,
             attempts,
             run_dir,
             console,
@@ -165,7 +186,8 @@ impl<'a> ProcessOracle<'a> {
         let script = Script::parse(judging.text.as_str(), guard.version);
         let lost = script.as_ref().and_then(|script| {
             let kept = scrub_reducers::control::reference_calls(script);
-            self.reference_calls
+            guard
+                .reference_calls
                 .iter()
                 .find(|call| !kept.contains(call))
                 .filter(|_| suspect == Suspect::Custom)
@@ -179,7 +201,7 @@ impl<'a> ProcessOracle<'a> {
         if suspect == Suspect::Custom
             && script
                 .as_ref()
-                .is_some_and(|s| scrub_reducers::control::hollow_customs(s) > self.hollow_customs)
+                .is_some_and(|s| scrub_reducers::control::hollow_customs(s) > guard.hollow_customs)
         {
             self.run_dir
                 .log("near miss: the script's own computation no longer reads its input");

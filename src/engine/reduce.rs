@@ -123,20 +123,32 @@ impl Options {
 /// Connects to the cluster that `options` names, once, for several reductions with the same
 /// interpreter and jobs: the [`Cluster::Shared`] to put in each one's options.
 pub fn connect(options: &Options) -> Result<Option<Cluster>> {
-    let Some(Cluster::Address {
-        address,
-        gpus_per_worker,
-    }) = &options.ray
-    else {
+    if !matches!(options.ray, Some(Cluster::Address { .. })) {
         return Ok(options.ray.clone());
-    };
-    if gpus_per_worker.is_some_and(|g| !(g >= 0.0 && g.is_finite())) {
-        bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
     }
-    let interp = interpreter(options)?;
-    let jobs = jobs_of(options, &detect_gpus(options.gpus.as_deref()));
-    let ray = Ray::connect(&interp.path, address, jobs, *gpus_per_worker)?;
-    Ok(Some(Cluster::Shared(Arc::new(ray))))
+    let gpus = detect_gpus(options.gpus.as_deref());
+    let ray = ray_of(options, &interpreter(options)?, &gpus)?;
+    Ok(ray.map(Cluster::Shared))
+}
+
+/// The Ray connection `options` names, made now for an address, under `interp` with the jobs
+/// that `gpus` give by default; `None` without `--ray`.
+fn ray_of(options: &Options, interp: &Interpreter, gpus: &[String]) -> Result<Option<Arc<Ray>>> {
+    match &options.ray {
+        None => Ok(None),
+        Some(Cluster::Shared(ray)) => Ok(Some(Arc::clone(ray))),
+        Some(Cluster::Address {
+            address,
+            gpus_per_worker,
+        }) => {
+            if gpus_per_worker.is_some_and(|g| !(g >= 0.0 && g.is_finite())) {
+                bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
+            }
+            let jobs = jobs_of(options, gpus);
+            let ray = Ray::connect(&interp.path, address, jobs, *gpus_per_worker)?;
+            Ok(Some(Arc::new(ray)))
+        }
+    }
 }
 
 /// The figures of one reduction, as `--json` prints them.
@@ -264,10 +276,8 @@ fn setup(args: &Options) -> Result<Setup> {
     }
     let output = output_path(args)?;
     let gpus = detect_gpus(args.gpus.as_deref());
-    let ray = match connect(args)? {
-        Some(Cluster::Shared(ray)) => Some(ray),
-        _ => None,
-    };
+    // Connected with the interpreter and GPUs found above, not probed again.
+    let ray = ray_of(args, &interp, &gpus)?;
     let jobs = match &ray {
         Some(ray) => ray.jobs(),
         None => jobs_of(args, &gpus),
@@ -386,7 +396,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     let anchor = Anchor::of(
         &start,
         &base.outcome,
-        guard.suspect.is_none() && !start.contains("torch"),
+        guard.control.is_none() && !start.contains("torch"),
     );
     if sig.judge(&run_one("", &workers)?) == Verdict::Same {
         bail!("the signature {sig} also matches an empty script; give a more specific --sig");
@@ -497,15 +507,13 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &run_dir,
         &console,
     );
-    oracle.control = guard.control(interp.parser_version);
-    if guard.suspect == Some(Suspect::Custom)
-        && let Some(script) = scrub_reducers::Script::parse(start.as_str(), interp.parser_version)
+    oracle.control = guard.control.clone();
+    if let Some(control) = &guard.control
+        && control.suspect == Suspect::Custom
     {
-        oracle.reference_calls = scrub_reducers::control::reference_calls(&script);
-        oracle.hollow_customs = scrub_reducers::control::hollow_customs(&script);
         run_dir.log(format!(
             "reference kept: {}",
-            oracle.reference_calls.join(", ")
+            control.reference_calls.join(", ")
         ));
     }
     let options = scrub_reducers::Options {
@@ -541,8 +549,6 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     let history = std::mem::take(&mut oracle.history);
     let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
     let mut control_calls = oracle.control_calls;
-    let reference_calls = std::mem::take(&mut oracle.reference_calls);
-    let hollow_customs = oracle.hollow_customs;
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
     let peak_rss_candidate = oracle.peak_rss;
     workers.warm = None;
@@ -557,12 +563,11 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     let (result, verified) = if only_cosmetic {
         (text.clone(), true)
     } else {
-        let control = guard.control(interp.parser_version);
         verified_result(
             &history,
             &sig,
             &anchor,
-            control.as_ref(),
+            guard.control.as_ref(),
             base.attempts,
             &workers,
             &console,
@@ -591,9 +596,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &console,
     );
     rung_oracle.pass = "ladder".to_string();
-    rung_oracle.control = guard.control(interp.parser_version);
-    rung_oracle.reference_calls = reference_calls;
-    rung_oracle.hollow_customs = hollow_customs;
+    rung_oracle.control = guard.control.clone();
     let ladder = crate::engine::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
         scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
             .ok()
@@ -643,8 +646,11 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         run_dir: run_dir.path().to_path_buf(),
         signature: sig.to_string(),
         site: anchor.site.clone(),
-        control: guard.suspect.map(|s| s.as_str()),
-        fix: guard.fix.as_ref().map(|f| f.describe()),
+        control: guard.control.as_ref().map(|c| c.suspect.as_str()),
+        fix: guard
+            .control
+            .as_ref()
+            .and_then(|c| c.fix.as_ref().map(Fix::describe)),
         unguarded: guard.unguarded,
         control_runs: control_calls,
         jobs: workers.jobs,
@@ -1135,11 +1141,9 @@ fn warm_up(
 
 /// How the reduction is guarded by a control.
 struct Guard {
-    /// The suspect whose control every candidate must pass.
-    suspect: Option<Suspect>,
-    /// For a custom implementation: the edit that made the original pass, which every
-    /// candidate's control makes instead of putting the reference in its place.
-    fix: Option<Fix>,
+    /// The control every candidate must pass: its suspect, and for a custom implementation
+    /// the edit that made the original pass.
+    control: Option<Control>,
     /// A mismatch with no control: reduced as a signature alone allows.
     unguarded: bool,
     /// What the log says about it.
@@ -1166,8 +1170,7 @@ fn control(
             console.warn(format!("{note}; the result is unguarded"));
         }
         Guard {
-            suspect: None,
-            fix: None,
+            control: None,
             unguarded: mismatch,
             note,
         }
@@ -1221,8 +1224,7 @@ fn control(
         ));
     }
     Ok(Guard {
-        suspect: Some(suspect),
-        fix,
+        control: Some(Control::new(suspect, fix, start, version)),
         unguarded: false,
         note,
     })
@@ -1248,16 +1250,6 @@ fn custom_fix(
         }
     }
     Ok(None)
-}
-
-impl Guard {
-    fn control(&self, version: scrub_reducers::PythonVersion) -> Option<Control> {
-        self.suspect.map(|suspect| Control {
-            suspect,
-            fix: self.fix.clone(),
-            version,
-        })
-    }
 }
 
 /// Whether the control of `text` can be built and passes in a fresh run.

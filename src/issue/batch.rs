@@ -32,12 +32,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Vec<Entry>> {
         }
         let entry = match line.parse::<u64>() {
             Ok(n) => Entry::Number(n),
-            Err(_) if line.ends_with(".json") || line == "-" => {
-                if line == "-" {
-                    bail!("line {}: `-` (stdin) cannot be part of a batch", i + 1);
-                }
-                Entry::File(dir.join(line))
-            }
+            Err(_) if line.ends_with(".json") => Entry::File(dir.join(line)),
             Err(_) => bail!(
                 "line {}: {line:?} is neither an issue number nor a .json file",
                 i + 1
