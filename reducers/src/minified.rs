@@ -5,7 +5,10 @@
 //! written: the graph's module, a constructor per input (`torch.randn(8, 32)`), and the
 //! compiled call, or for an accuracy repro eager against compiled with the user's kind of
 //! check; there the eager reference is kept (`# scrub: keep`) and the random inputs seeded.
-//! The config lines stay; scrub's passes then drop what the failure does not need.
+//! The config lines stay; scrub's passes then drop what the failure does not need. A tighter
+//! form comes first, the one shown below: the graph as a function, `import torch` alone, and
+//! only the configs the user's script sets; the caller falls back to the plain form when the
+//! tight one does not fail the same way.
 //!
 //! ## Example
 //! ```text
@@ -30,17 +33,18 @@
 //! ```text
 //! import torch
 //! torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'
-//! class Repro(torch.nn.Module):
-//!     …
+//! def forward(addmm):
+//!     relu = torch.ops.aten.relu.default(addmm)
+//!     return [relu]
 //! addmm = torch.randn(8, 32)
-//! mod = Repro()
 //! with torch.no_grad():
-//!     torch.compile(mod)(addmm)
+//!     torch.compile(forward)(addmm)
 //! ```
 //! ## When it cannot apply
 //! A script without a `Repro` module with a `forward`, a `load_args` and a `run_repro` call,
-//! or a `load_args` with a statement it does not know: `None`, and scrub reduces the user's
-//! script instead.
+//! or a `load_args` with a statement it does not know: no form, and scrub reduces the user's
+//! script instead. A graph that reads `self` (an `after_dynamo` repro's submodules) has no
+//! tight form.
 
 use crate::prepare::SEED_LINE;
 use crate::python::{Expr, Script, Stmt, ast};
@@ -54,71 +58,203 @@ pub enum Check {
     AssertAllclose(String),
 }
 
-/// The plain script for the minifier's `repro.py` in `script` (see the module's doc); an
-/// accuracy repro is checked as `check` says (`AssertClose` when `None`).
-pub fn plain(script: &Script, check: Option<&Check>) -> Option<String> {
-    let mut kept = Vec::new();
-    let mut params = None;
-    let mut inputs = None;
-    let mut run = None;
-    for stmt in script.body() {
-        match stmt {
-            Stmt::ClassDef(class) if class.name.as_str() == "Repro" => {
-                params = forward_params(class);
-                kept.push(script.slice(stmt));
+/// The plain scripts for the minifier's `repro.py` in `script` (see the module's doc), the
+/// tightest first; an accuracy repro is checked as `check` says (`AssertClose` when `None`).
+/// None when the script is not in the shape the minifier writes.
+///
+/// The tight one is what a person would write from the plain one: `import torch` alone, the
+/// graph as a function when it reads nothing of `self`, without the `x = None` lines that
+/// only free memory, and only the config lines that `original` (the user's script) sets. It
+/// may lose the failure (a config the minifier's run needed); the caller tries the next.
+pub fn plain(script: &Script, check: Option<&Check>, original: &str) -> Vec<String> {
+    let Some(parts) = Parts::of(script) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(tight) = parts.tight(check, original) {
+        out.push(tight);
+    }
+    out.push(parts.plain(check));
+    out
+}
+
+/// The minifier's `repro.py` taken apart.
+struct Parts<'a> {
+    script: &'a Script,
+    /// The statements kept as they are, the `Repro` class among them, in order.
+    kept: Vec<&'a Stmt>,
+    repro: &'a ast::StmtClassDef,
+    params: Vec<String>,
+    inputs: Vec<String>,
+    accuracy: bool,
+    backend: Option<String>,
+}
+
+impl<'a> Parts<'a> {
+    fn of(script: &'a Script) -> Option<Parts<'a>> {
+        let mut kept = Vec::new();
+        let mut repro = None;
+        let mut inputs = None;
+        let mut run = None;
+        for stmt in script.body() {
+            match stmt {
+                Stmt::ClassDef(class) if class.name.as_str() == "Repro" => {
+                    repro = Some(class);
+                    kept.push(stmt);
+                }
+                Stmt::FunctionDef(def) if def.name.as_str() == "load_args" => {
+                    inputs = Some(load_args(script, &def.body)?);
+                }
+                Stmt::If(branch) if script.slice(&*branch.test).contains("__name__") => {
+                    run = run_repro(script, &branch.body);
+                }
+                _ if is_boilerplate(script, stmt) => {}
+                _ if script.slice(stmt).trim() == "mod = Repro()" => {}
+                _ => kept.push(stmt),
             }
-            Stmt::FunctionDef(def) if def.name.as_str() == "load_args" => {
-                inputs = Some(load_args(script, &def.body)?);
-            }
-            Stmt::If(branch) if script.slice(&*branch.test).contains("__name__") => {
-                run = run_repro(script, &branch.body);
-            }
-            _ if is_boilerplate(script, stmt) => {}
-            _ => kept.push(script.slice(stmt)),
         }
+        let repro = repro?;
+        let params = forward_params(repro)?;
+        let (inputs, (accuracy, backend)) = (inputs?, run?);
+        (params.len() == inputs.len()).then_some(Parts {
+            script,
+            kept,
+            repro,
+            params,
+            inputs,
+            accuracy,
+            backend,
+        })
     }
-    let (params, inputs, (accuracy, backend)) = (params?, inputs?, run?);
-    if params.len() != inputs.len() {
-        return None;
-    }
-    let mut out = String::new();
-    for line in kept {
-        if line.trim() != "mod = Repro()" {
-            out.push_str(line);
+
+    /// The generated script with its scaffolding replaced, everything else kept.
+    fn plain(&self, check: Option<&Check>) -> String {
+        let mut out = String::new();
+        for stmt in &self.kept {
+            out.push_str(self.script.slice(*stmt));
             out.push('\n');
         }
+        out.push_str(&self.run("mod", "mod = Repro()\n", check));
+        out
     }
-    if accuracy {
-        // The inputs are random: the failure, and the control that runs eager in place of
-        // the compiled call, must not depend on the draw.
-        out.push_str(SEED_LINE);
-        out.push('\n');
+
+    /// The plain script as a person would write it (see [`plain`]), or `None` when the graph
+    /// reads `self`.
+    fn tight(&self, check: Option<&Check>, original: &str) -> Option<String> {
+        let function = self.function()?;
+        let mut out = String::from("import torch\n");
+        for stmt in &self.kept {
+            let text = self.script.slice(*stmt);
+            let keep = match stmt {
+                Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::ClassDef(_) => false,
+                Stmt::Assign(assign) => match config_name(self.script, assign) {
+                    Some(name) => original.contains(name),
+                    None => true,
+                },
+                _ => true,
+            };
+            if keep {
+                out.push_str(text);
+                out.push('\n');
+            }
+        }
+        out.push_str(&function);
+        out.push_str(&self.run("forward", "", check));
+        Some(out)
     }
-    for (name, input) in params.iter().zip(&inputs) {
-        out.push_str(&format!("{name} = {input}\n"));
+
+    /// `Repro.forward` as a function of its inputs, without the lines that set a name to
+    /// `None` (the generated code frees each intermediate that way); `None` when its body reads
+    /// `self` or the class holds more than an empty `__init__`.
+    fn function(&self) -> Option<String> {
+        let mut forward = None;
+        for stmt in &self.repro.body {
+            match stmt {
+                Stmt::FunctionDef(def) if def.name.as_str() == "forward" => forward = Some(def),
+                Stmt::FunctionDef(def) if def.name.as_str() == "__init__" => {
+                    let only_super = def
+                        .body
+                        .iter()
+                        .all(|s| self.script.slice(s).replace(' ', "") == "super().__init__()");
+                    if !only_super {
+                        return None;
+                    }
+                }
+                Stmt::Pass(_) => {}
+                _ => return None,
+            }
+        }
+        let forward = forward?;
+        let reads_self = crate::python::all_exprs(&forward.body)
+            .iter()
+            .any(|e| matches!(e, Expr::Name(n) if n.id.as_str() == "self"));
+        if reads_self || !forward.decorator_list.is_empty() {
+            return None;
+        }
+        let mut out = format!("def forward({}):\n", self.params.join(", "));
+        for stmt in &forward.body {
+            let frees = matches!(stmt, Stmt::Assign(a)
+                if matches!(&*a.value, Expr::NoneLiteral(_))
+                    && matches!(&a.targets[..], [Expr::Name(_)]));
+            if !frees {
+                out.push_str(&format!("    {}\n", self.script.slice(stmt)));
+            }
+        }
+        Some(out)
     }
-    let args = params.join(", ");
-    let compiled = match backend {
-        Some(backend) => format!("torch.compile(mod, backend={backend})({args})"),
-        None => format!("torch.compile(mod)({args})"),
+
+    /// The inputs, then the compiled call of `callee` (made by `setup`), or for an accuracy
+    /// repro the eager reference against it.
+    fn run(&self, callee: &str, setup: &str, check: Option<&Check>) -> String {
+        let mut out = String::new();
+        if self.accuracy {
+            // The inputs are random: the failure, and the control that runs eager in place of
+            // the compiled call, must not depend on the draw.
+            out.push_str(SEED_LINE);
+            out.push('\n');
+        }
+        for (name, input) in self.params.iter().zip(&self.inputs) {
+            out.push_str(&format!("{name} = {input}\n"));
+        }
+        let args = self.params.join(", ");
+        let compiled = match &self.backend {
+            Some(backend) => format!("torch.compile({callee}, backend={backend})({args})"),
+            None => format!("torch.compile({callee})({args})"),
+        };
+        out.push_str(setup);
+        out.push_str("with torch.no_grad():\n");
+        if !self.accuracy {
+            out.push_str(&format!("    {compiled}\n"));
+            return out;
+        }
+        // The eager reference is what the check compares with: no pass may take it away.
+        out.push_str(&format!(
+            "    expected = {callee}({args})  # scrub: keep\n    actual = {compiled}\n"
+        ));
+        match check.unwrap_or(&Check::AssertClose) {
+            Check::AssertClose => out.push_str("torch.testing.assert_close(actual, expected)\n"),
+            Check::AssertAllclose(message) => out.push_str(&format!(
+                "assert all(torch.allclose(a, e) for a, e in zip(actual, expected)), {}\n",
+                python_string(message)
+            )),
+        }
+        out
+    }
+}
+
+/// The option an assignment sets when it sets one of torch's configs
+/// (`torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = …` sets
+/// `inject_relu_bug_TESTING_ONLY`).
+fn config_name<'s>(script: &'s Script, assign: &ast::StmtAssign) -> Option<&'s str> {
+    let [target @ Expr::Attribute(_)] = &assign.targets[..] else {
+        return None;
     };
-    out.push_str("mod = Repro()\nwith torch.no_grad():\n");
-    if !accuracy {
-        out.push_str(&format!("    {compiled}\n"));
-        return Some(out);
+    let text = script.slice(target);
+    if text.starts_with("torch.") && text.contains(".config.") {
+        text.rsplit('.').next()
+    } else {
+        None
     }
-    // The eager reference is what the check compares with: no pass may take it away.
-    out.push_str(&format!(
-        "    expected = mod({args})  # scrub: keep\n    actual = {compiled}\n"
-    ));
-    match check.unwrap_or(&Check::AssertClose) {
-        Check::AssertClose => out.push_str("torch.testing.assert_close(actual, expected)\n"),
-        Check::AssertAllclose(message) => out.push_str(&format!(
-            "assert all(torch.allclose(a, e) for a, e in zip(actual, expected)), {}\n",
-            python_string(message)
-        )),
-    }
-    Some(out)
 }
 
 /// The minifier's own scaffolding: environment settings, the linecache shim, the side-table
@@ -323,8 +459,17 @@ mod tests {
     use super::*;
     use crate::python::PythonVersion;
 
+    /// The plain form (the last), as the generated script reads with its scaffolding replaced.
     fn plain_of(text: &str, check: Option<&Check>) -> Option<String> {
-        plain(&Script::parse(text, PythonVersion::PY311).unwrap(), check)
+        plain_forms(text, check, "").pop()
+    }
+
+    fn plain_forms(text: &str, check: Option<&Check>, original: &str) -> Vec<String> {
+        plain(
+            &Script::parse(text, PythonVersion::PY311).unwrap(),
+            check,
+            original,
+        )
     }
 
     const AFTER_AOT: &str = include_str!("../tests/minifier/after_aot.py");
@@ -356,6 +501,30 @@ mod tests {
             ),
             "{allclose}"
         );
+    }
+
+    #[test]
+    fn the_tight_form_is_a_function_with_the_users_configs_only() {
+        let original = "import torch\ntorch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = \"runtime_error\"\n";
+        let forms = plain_forms(AFTER_AOT, None, original);
+        assert_eq!(forms.len(), 2);
+        insta::assert_snapshot!(forms[0]);
+        assert!(Script::parse(forms[0].as_str(), PythonVersion::PY311).is_some());
+        assert!(!forms[0].contains("unlift_effect_tokens"), "{}", forms[0]);
+        assert!(!forms[0].contains("= None"), "{}", forms[0]);
+        let accuracy = AFTER_AOT.replace("accuracy=False", "accuracy=True");
+        let tight = &plain_forms(&accuracy, None, original)[0];
+        assert!(
+            tight
+                .contains("expected = forward(primals_1, primals_2, primals_3, s0)  # scrub: keep"),
+            "{tight}"
+        );
+    }
+
+    #[test]
+    fn a_graph_that_reads_self_has_no_tight_form() {
+        let with_self = AFTER_AOT.replace("return (index, s0)", "return (index, self.scale)");
+        assert_eq!(plain_forms(&with_self, None, "").len(), 1);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! The reduction loop: rounds of passes, candidates judged in fixed windows, wins merged.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use crate::crash::Crash;
 use crate::edit::{Candidate, count_lines};
 use crate::kinds;
 use crate::pass::Pass;
-use crate::python::{PythonVersion, Script, Stmt};
+use crate::python::{Expr, PythonVersion, Script, Stmt, all_exprs, span};
 use crate::tautology::constant_asserts;
 
 /// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
@@ -82,6 +83,9 @@ pub struct Options {
     /// window were judged alone, and dropped when a win changes the script: this changes how
     /// many run at once, never the result.
     pub in_flight: usize,
+    /// The text the failure's message must hold (the signature's substring), if any: a
+    /// candidate that cuts into it inside a string literal is never tried.
+    pub message: Option<String>,
 }
 
 impl Default for Options {
@@ -92,6 +96,7 @@ impl Default for Options {
             window: 8,
             give_up_after: 64,
             in_flight: 0,
+            message: None,
         }
     }
 }
@@ -412,7 +417,7 @@ impl Run<'_> {
                 None => Vec::new(),
             }
         };
-        unprotected(candidates, &self.current)
+        unprotected(candidates, &self.current, self.options.message.as_deref())
     }
 
     /// Runs pass number `i` over the current script until its candidates run out. While
@@ -495,6 +500,7 @@ impl Run<'_> {
                         following?,
                         &self.current,
                         self.constant_asserts,
+                        self.options.message.as_deref(),
                     )?);
                 }
                 let next = after.as_ref()?;
@@ -588,12 +594,17 @@ struct Following {
 
 impl Following {
     /// `None` for a pass that reads where the script fails: asking costs a run.
-    fn of(pass: &dyn Pass, current: &Script, constant_asserts: usize) -> Option<Following> {
+    fn of(
+        pass: &dyn Pass,
+        current: &Script,
+        constant_asserts: usize,
+        message: Option<&str>,
+    ) -> Option<Following> {
         if pass.reads_crash() {
             return None;
         }
         Some(Following {
-            candidates: unprotected(pass.candidates(current), current),
+            candidates: unprotected(pass.candidates(current), current, message),
             rules: Rules {
                 constant_asserts,
                 kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
@@ -709,13 +720,55 @@ fn smaller(text: &str, than: &str) -> bool {
     (text.len(), text) < (than.len(), than)
 }
 
-/// `candidates` without those that touch code marked `# scrub: keep`.
-fn unprotected(mut candidates: Vec<Candidate>, script: &Script) -> Vec<Candidate> {
+/// `candidates` without those that touch code marked `# scrub: keep`, nor those that cut into
+/// the failure's `message` where a string literal holds it (see [`message_cuts`]).
+fn unprotected(
+    mut candidates: Vec<Candidate>,
+    script: &Script,
+    message: Option<&str>,
+) -> Vec<Candidate> {
     let protected = script.protected();
     if !protected.is_empty() {
         candidates.retain(|c| !c.edits.iter().any(|e| e.touches(&protected)));
     }
+    let cuts = message.map(|m| message_cuts(script, m)).unwrap_or_default();
+    if !cuts.is_empty() {
+        candidates.retain(|c| {
+            !c.edits.iter().any(|e| {
+                cuts.iter().any(|(literal, occurrence)| {
+                    literal.start <= e.range.start
+                        && e.range.end <= literal.end
+                        && e.range.start < occurrence.end
+                        && occurrence.start < e.range.end.max(e.range.start + 1)
+                })
+            })
+        });
+    }
     candidates
+}
+
+/// Each string literal of `script` that holds `message`, with where the message is in it.
+/// An edit within such a literal that reaches into the message (a chunk of its characters,
+/// the literal halved or emptied) can only lose the failure when the script raises it, and
+/// gains nothing over deleting the literal whole when it is a decoy: such a candidate is
+/// never tried. Deleting the statement or the expression around the literal still is.
+fn message_cuts(script: &Script, message: &str) -> Vec<(Range<usize>, Range<usize>)> {
+    if message.is_empty() {
+        return Vec::new();
+    }
+    let text = script.text();
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        if !matches!(expr, Expr::StringLiteral(_) | Expr::FString(_)) {
+            continue;
+        }
+        let literal = span(expr);
+        for (at, _) in text[literal.clone()].match_indices(message) {
+            let start = literal.start + at;
+            out.push((literal.clone(), start..start + message.len()));
+        }
+    }
+    out
 }
 
 /// What every candidate must respect, whatever the oracle says.

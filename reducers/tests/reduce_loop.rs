@@ -485,3 +485,48 @@ fn a_generic_pass_never_turns_a_backend_into_a_module() {
         out.text
     );
 }
+
+#[test]
+fn the_failures_message_is_never_cut_inside_its_literal() {
+    // Every cut into the message would only be judged a near miss, and there are dozens of
+    // them per round (a compile each, on a torch repro).
+    struct Seen(Vec<String>);
+    impl Oracle for Seen {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            self.0.extend(texts.iter().cloned());
+            Ok(texts
+                .iter()
+                .map(|t| t.contains("total mismatch") && t.contains("sum("))
+                .collect())
+        }
+    }
+    let text =
+        "cents = sum([1, 2, 3])\nassert cents == 7, \"invoice total mismatch: expected 7 cents\"\n";
+    let run = |message: Option<&str>| {
+        let mut seen = Seen(Vec::new());
+        let options = Options {
+            message: message.map(str::to_string),
+            ..exhaustive()
+        };
+        let out = reduce(text, PASSES, &mut seen, &options).unwrap();
+        (out.text, seen.0)
+    };
+    let (free, free_seen) = run(None);
+    let (kept, kept_seen) = run(Some("total mismatch"));
+    assert!(kept.contains("total mismatch"), "{kept}");
+    assert!(
+        free_seen
+            .iter()
+            .any(|t| t.contains("mismatch") && !t.contains("total mismatch")),
+        "without the rule the message is cut"
+    );
+    let cut: Vec<&String> = kept_seen
+        .iter()
+        .filter(|t| {
+            (t.contains("mismatch") || t.contains("total ")) && !t.contains("total mismatch")
+        })
+        .collect();
+    assert!(cut.is_empty(), "{cut:?}");
+    assert!(kept_seen.len() < free_seen.len());
+    assert_eq!(count_lines(&kept), count_lines(&free), "{kept}\n{free}");
+}

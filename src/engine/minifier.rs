@@ -148,7 +148,8 @@ fn is_mismatch(class: &str, substring: Option<&str>) -> bool {
 const MINIFY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Runs the minifier as `plan` says on `text` under `python`, in `dir` (created), and returns
-/// the plain script it leads to (or `None`) with what the stage did. `base` is how long the
+/// the plain scripts it leads to, the tightest first (none when it led nowhere), with what
+/// the stage did. `base` is how long the
 /// original takes.
 pub fn run(
     plan: &Plan,
@@ -157,7 +158,7 @@ pub fn run(
     version: PythonVersion,
     dir: &Path,
     base: Duration,
-) -> Result<(Option<String>, Stage)> {
+) -> Result<(Vec<String>, Stage)> {
     let start = Instant::now();
     let mut stage = Stage {
         name: "minifier".into(),
@@ -170,14 +171,14 @@ pub fn run(
     let plain_text = search(plan, text, python, version, dir, base, &mut stage);
     stage.seconds = (start.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     match plain_text {
-        Ok(plain_text) => {
+        Ok(forms) => {
             stage.outcome = "used".into();
-            Ok((Some(plain_text), stage))
+            Ok((forms, stage))
         }
         Err(Why::Interrupted(e)) => Err(e),
         Err(Why::Not(why)) => {
             stage.outcome = why;
-            Ok((None, stage))
+            Ok((Vec::new(), stage))
         }
     }
 }
@@ -205,7 +206,7 @@ fn search(
     dir: &Path,
     base: Duration,
     stage: &mut Stage,
-) -> Result<String, Why> {
+) -> Result<Vec<String>, Why> {
     // The runs' working directories differ from ours: every path they are given is absolute.
     let dir = &std::path::absolute(dir).map_err(anyhow::Error::from)?;
     let work = dir.join("work");
@@ -267,8 +268,13 @@ fn search(
     stage.output_lines = Some(scrub_reducers::count_lines(&repro));
     let script = Script::parse(repro, version)
         .ok_or_else(|| Why::Not("the minifier's repro.py does not parse".into()))?;
-    plain(&script, plan.check.as_ref())
-        .ok_or_else(|| Why::Not("the minifier's repro.py is not in a shape scrub knows".into()))
+    let forms = plain(&script, plan.check.as_ref(), text);
+    if forms.is_empty() {
+        return Err(Why::Not(
+            "the minifier's repro.py is not in a shape scrub knows".into(),
+        ));
+    }
+    Ok(forms)
 }
 
 /// `source` with every `os.environ['TORCHINDUCTOR_CACHE_DIR'] = …` pointing at `cache`.

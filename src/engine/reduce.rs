@@ -520,6 +520,10 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         version: interp.parser_version,
         target_lines: args.target_lines,
         in_flight: workers.jobs,
+        message: match &sig {
+            Signature::Exception { substring, .. } => substring.clone(),
+            _ => None,
+        },
         ..Default::default()
     };
     let start = prepare(
@@ -733,18 +737,19 @@ fn minifier_stage(
         &run_dir.path().join("minifier"),
         base.duration,
     )?;
-    let kept = match plain {
-        Some(plain) => {
-            stage.runs += 1;
-            if verify(&plain, sig, anchor, base.attempts, workers)? {
-                Some(plain)
-            } else {
-                stage.outcome = format!("its plain script does not fail with {sig}");
-                None
+    // The tightest form that fails the same way.
+    let mut kept = None;
+    for (i, form) in plain.iter().enumerate() {
+        stage.runs += 1;
+        if verify(form, sig, anchor, base.attempts, workers)? {
+            if i > 0 {
+                stage.outcome = format!("used (its tighter forms do not fail with {sig})");
             }
+            kept = Some(form.clone());
+            break;
         }
-        None => None,
-    };
+        stage.outcome = format!("its plain script does not fail with {sig}");
+    }
     let queries = stage
         .queries
         .map_or(String::new(), |q| format!("{q} queries, "));

@@ -1,8 +1,9 @@
 //! Delete call arguments and keyword arguments, and class bases.
 //!
 //! ## What it removes
-//! For every call, first all of its arguments at once, then each positional or keyword
-//! argument alone with its comma, the longest first. An argument on lines of its own goes
+//! For every call, first all of its arguments at once, then all of its keyword arguments at
+//! once when it has positional ones too (`rtol=` and `atol=` can only go together), then
+//! each positional or keyword argument alone with its comma, the longest first. An argument on lines of its own goes
 //! with those lines, its trailing comment included, and leaves its neighbours' comments.
 //! The bases and keywords of a class statement go the same way; and a base that is a
 //! module-level class may be replaced by that class's own bases (`class ManifestError(ReleaseError)`
@@ -89,6 +90,19 @@ impl Pass for DeleteArguments {
                 out.push(Candidate::new(
                     format!("delete {what} of {callee} at line {line}"),
                     vec![Edit::replace(span(arguments), none)],
+                ));
+            }
+            // The keywords after the positional arguments, together: some go only in pairs.
+            let keywords = arguments.keywords.len();
+            let first = n.saturating_sub(keywords);
+            let trailing = arguments
+                .keywords
+                .iter()
+                .all(|k| items[first..].contains(&span(k)));
+            if owned.is_empty() && keywords > 1 && keywords < n && trailing {
+                out.push(Candidate::new(
+                    format!("delete the keyword arguments of {callee} at line {line}"),
+                    vec![Edit::delete(items[first - 1].end..items[n - 1].end)],
                 ));
             }
             if n > 1 || !owned.is_empty() {
