@@ -131,6 +131,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     print!("{}", markdown(&report));
     if let Some(baseline) = &baseline {
         print!("{}", comparison(&report, baseline));
+        print!("{}", side_by_side(&report, baseline));
     }
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)
@@ -368,6 +369,50 @@ pub fn markdown(report: &Report) -> String {
     out
 }
 
+/// For every case that ran PyTorch's minifier first here and not in `baseline` (a
+/// `--minifier never` run): the minifier alone (its own result's size), scrub alone, and scrub
+/// with the stage, side by side; and how long the stage's reduction took past the minifier's
+/// own time. Empty when there is no such case.
+pub fn side_by_side(report: &Report, baseline: &Report) -> String {
+    let mut out = String::new();
+    for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
+        let Some(stage) = c.stages.iter().find(|s| s.name == "minifier") else {
+            continue;
+        };
+        let Some(alone) = baseline
+            .cases
+            .iter()
+            .find(|o| o.name == c.name && o.skipped.is_none() && o.stages.is_empty())
+        else {
+            continue;
+        };
+        if out.is_empty() {
+            out.push_str("\n| case | PyTorch minifier alone | scrub alone | scrub with the minifier stage | past the minifier's own time |\n|---|---|---|---|---|\n");
+        }
+        let queries = stage
+            .queries
+            .map_or(String::new(), |q| format!("{q} queries, "));
+        let lines = stage
+            .output_lines
+            .map_or("–".to_string(), |n| format!("{n} lines"));
+        let _ = writeln!(
+            out,
+            "| {} | {queries}{:.0} s → {lines} | {} runs, {:.0} s → {} lines | {} runs, {:.0} s → {} lines ({}) | {:+.0} s |",
+            c.name,
+            stage.seconds,
+            alone.oracle_calls,
+            alone.wall_seconds,
+            alone.final_lines,
+            c.oracle_calls,
+            c.wall_seconds,
+            c.final_lines,
+            stage.outcome,
+            c.wall_seconds - stage.seconds
+        );
+    }
+    out
+}
+
 /// Every case present in both reports, with size and time ratios; a case that got bigger or
 /// slower is marked.
 pub fn comparison(report: &Report, baseline: &Report) -> String {
@@ -408,4 +453,65 @@ pub fn comparison(report: &Report, baseline: &Report) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::minifier::Stage;
+
+    fn row(name: &str, calls: usize, seconds: f64, lines: usize, stages: Vec<Stage>) -> CaseRow {
+        CaseRow {
+            name: name.into(),
+            final_lines: lines,
+            oracle_calls: calls,
+            wall_seconds: seconds,
+            stages,
+            ..skipped_row(name)
+        }
+    }
+
+    fn skipped_row(name: &str) -> CaseRow {
+        let case = Case {
+            name: name.into(),
+            dir: PathBuf::new(),
+            spec: toml::from_str("signature = \"E\"\nbound = 1\nhand_bound = 1").unwrap(),
+        };
+        let mut r = skipped(&case, String::new());
+        r.skipped = None;
+        r
+    }
+
+    #[test]
+    fn the_side_by_side_table_sets_the_minifier_beside_scrub_alone() {
+        let stage = Stage {
+            name: "minifier".into(),
+            queries: Some(29),
+            output_lines: Some(59),
+            runs: 3,
+            seconds: 178.4,
+            outcome: "used".into(),
+        };
+        let with = Report {
+            cases: vec![
+                row("kernel", 144, 302.5, 5, vec![stage]),
+                row("plain", 20, 1.0, 1, Vec::new()),
+            ],
+            passes: Vec::new(),
+        };
+        let alone = Report {
+            cases: vec![
+                row("kernel", 480, 900.0, 51, Vec::new()),
+                row("plain", 20, 1.0, 1, Vec::new()),
+            ],
+            passes: Vec::new(),
+        };
+        let table = side_by_side(&with, &alone);
+        assert!(
+            table.contains("| kernel | 29 queries, 178 s → 59 lines | 480 runs, 900 s → 51 lines | 144 runs, 302 s → 5 lines (used) | +124 s |"),
+            "{table}"
+        );
+        assert!(!table.contains("| plain |"), "{table}");
+        assert_eq!(side_by_side(&with, &with), "");
+    }
 }
