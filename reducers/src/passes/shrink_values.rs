@@ -3,8 +3,8 @@
 //!
 //! ## What it removes
 //! Size that a value does not need: an integer `n` other than 0 or 1 becomes `0`, `1` or
-//! `n / 2` (so `range(100)` gets to `range(1)` by halving), a float other than `0.0`/`1.0`
-//! becomes `0.0` or `1.0`, a string becomes empty, its first half or its second half — and,
+//! `n / 2` (so `range(100)` gets to `range(1)` by halving), a float becomes `0.0`, or `1.0`
+//! when it is larger (a tolerance of `1e-5` never becomes `1.0`), a string becomes empty, its first half or its second half — and,
 //! round after round, the part the failure needs. A list, parenthesized tuple or dict display
 //! becomes `[]`, `()` or `{}`. The name of a module-level function or class used as a value
 //! rather than called (a dict key, an argument) becomes `0`, so that its definition can go.
@@ -85,9 +85,9 @@ impl Pass for ShrinkValues {
                         Some(v) => vec!["0".into(), "1".into(), (v / 2).to_string()],
                         None => vec!["0".into(), "1".into()],
                     },
-                    ast::Number::Float(f) if *f != 0.0 && *f != 1.0 => {
-                        vec!["0.0".into(), "1.0".into()]
-                    }
+                    // Only ever smaller: a tolerance of `1e-5` may become `0.0`, never `1.0`.
+                    ast::Number::Float(f) if f.abs() > 1.0 => vec!["0.0".into(), "1.0".into()],
+                    ast::Number::Float(f) if *f != 0.0 && f.abs() < 1.0 => vec!["0.0".into()],
                     _ => Vec::new(),
                 },
                 Expr::StringLiteral(s) if !s.value.is_implicit_concatenated() => {
