@@ -134,7 +134,7 @@ impl<'a> Parts<'a> {
             out.push_str(self.script.slice(*stmt));
             out.push('\n');
         }
-        out.push_str(&self.run("mod", "mod = Repro()\n", check));
+        out.push_str(&self.run("mod", "mod = Repro()\n", check, false));
         out
     }
 
@@ -159,7 +159,7 @@ impl<'a> Parts<'a> {
             }
         }
         out.push_str(&function);
-        out.push_str(&self.run("forward", "", check));
+        out.push_str(&self.run("forward", "", check, true));
         Some(out)
     }
 
@@ -204,8 +204,9 @@ impl<'a> Parts<'a> {
     }
 
     /// The inputs, then the compiled call of `callee` (made by `setup`), or for an accuracy
-    /// repro the eager reference against it.
-    fn run(&self, callee: &str, setup: &str, check: Option<&Check>) -> String {
+    /// repro the eager reference against it; in the `tight` form that reference is computed
+    /// outside `no_grad`.
+    fn run(&self, callee: &str, setup: &str, check: Option<&Check>, tight: bool) -> String {
         let mut out = String::new();
         if self.accuracy {
             // The inputs are random: the failure, and the control that runs eager in place of
@@ -222,15 +223,22 @@ impl<'a> Parts<'a> {
             None => format!("torch.compile({callee})({args})"),
         };
         out.push_str(setup);
-        out.push_str("with torch.no_grad():\n");
         if !self.accuracy {
-            out.push_str(&format!("    {compiled}\n"));
+            out.push_str(&format!("with torch.no_grad():\n    {compiled}\n"));
             return out;
         }
-        // The eager reference is what the check compares with: no pass may take it away.
-        out.push_str(&format!(
-            "    expected = {callee}({args})  # scrub: keep\n    actual = {compiled}\n"
-        ));
+        // The eager reference is what the check compares with: no pass may take it away. The
+        // tight form computes it outside `no_grad`, which a kept line inside would pin.
+        let expected = format!("expected = {callee}({args})  # scrub: keep\n");
+        if tight {
+            out.push_str(&format!(
+                "{expected}with torch.no_grad():\n    actual = {compiled}\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "with torch.no_grad():\n    {expected}    actual = {compiled}\n"
+            ));
+        }
         match check.unwrap_or(&Check::AssertClose) {
             Check::AssertClose => out.push_str("torch.testing.assert_close(actual, expected)\n"),
             Check::AssertAllclose(message) => out.push_str(&format!(

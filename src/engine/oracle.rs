@@ -107,7 +107,9 @@ struct Judging {
     key: Key,
     /// The runs of the text so far: a flaky repro gets several, until its first failure.
     attempts: usize,
-    /// Once the text failed the same way, the control that must pass, and its key.
+    /// The control that must pass once the text failed the same way, and its key.
+    guard: Option<(String, Key)>,
+    /// Once the text failed the same way, that control, which runs next.
     control: Option<(String, Key)>,
 }
 
@@ -174,52 +176,48 @@ impl<'a> ProcessOracle<'a> {
         self.running.insert(id, judging);
     }
 
+    /// The control `text` must pass, with its key: `Ok(None)` when nothing guards the
+    /// reduction. `Err` says why `text` cannot count whatever its run shows: the control cannot
+    /// be built (the suspect, or the code the fix changes, is gone), the reference lost a
+    /// library call, or the script's own computation no longer reads its input. Such a text is
+    /// refused without a run.
+    fn control_of(&self, text: &str) -> Result<Option<(String, Key)>, String> {
+        let Some(guard) = &self.control else {
+            return Ok(None);
+        };
+        let suspect = guard.suspect;
+        let script = Script::parse(text, guard.version);
+        if suspect == Suspect::Custom
+            && let Some(script) = &script
+        {
+            let kept = scrub_reducers::control::reference_calls(script);
+            if let Some(call) = guard.reference_calls.iter().find(|c| !kept.contains(c)) {
+                return Err(format!("the reference no longer calls {call}"));
+            }
+            if scrub_reducers::control::hollow_customs(script) > guard.hollow_customs {
+                return Err("the script's own computation no longer reads its input".into());
+            }
+        }
+        let Some(control) = script.and_then(|script| guard.build(&script)) else {
+            return Err(match &guard.fix {
+                Some(fix) => format!(
+                    "the code the original's fix changes ({}) is gone",
+                    fix.describe()
+                ),
+                None => format!("no control ({}) can be built", suspect.as_str()),
+            });
+        };
+        let key = self.cache.key(&control);
+        Ok(Some((control, key)))
+    }
+
     /// The text of `judging` failed the same way: it is judged once its control, when there
-    /// is a suspect, is known to pass. A control that cannot be built (the suspect is gone), or
-    /// a reference that lost a library call, refuses it.
+    /// is one, is known to pass.
     fn failed_the_same_way(&mut self, mut judging: Judging) {
-        let Some(guard) = self.control.clone() else {
+        let Some((control, key)) = judging.guard.take() else {
             self.judged.push_back((judging.text, true));
             return;
         };
-        let suspect = guard.suspect;
-        let script = Script::parse(judging.text.as_str(), guard.version);
-        let lost = script.as_ref().and_then(|script| {
-            let kept = scrub_reducers::control::reference_calls(script);
-            guard
-                .reference_calls
-                .iter()
-                .find(|call| !kept.contains(call))
-                .filter(|_| suspect == Suspect::Custom)
-        });
-        if let Some(call) = lost {
-            self.run_dir
-                .log(format!("near miss: the reference no longer calls {call}"));
-            self.judged.push_back((judging.text, false));
-            return;
-        }
-        if suspect == Suspect::Custom
-            && script
-                .as_ref()
-                .is_some_and(|s| scrub_reducers::control::hollow_customs(s) > guard.hollow_customs)
-        {
-            self.run_dir
-                .log("near miss: the script's own computation no longer reads its input");
-            self.judged.push_back((judging.text, false));
-            return;
-        }
-        let Some(control) = script.and_then(|script| guard.build(&script)) else {
-            self.run_dir.log(match &guard.fix {
-                Some(fix) => format!(
-                    "near miss: the code the original's fix changes ({}) is gone",
-                    fix.describe()
-                ),
-                None => format!("near miss: no control ({}) can be built", suspect.as_str()),
-            });
-            self.judged.push_back((judging.text, false));
-            return;
-        };
-        let key = self.cache.key(&control);
         match self.cache.get(&key) {
             Some(outcome) => {
                 self.hits += 1;
@@ -343,10 +341,19 @@ impl Oracle for ProcessOracle<'_> {
 
     fn start(&mut self, text: &str) -> bool {
         let key = self.cache.key(text);
+        let guard = match self.control_of(text) {
+            Ok(guard) => guard,
+            Err(why) => {
+                self.run_dir.log(format!("not run: {why}"));
+                self.judged.push_back((text.to_string(), false));
+                return true;
+            }
+        };
         let judging = Judging {
             text: text.to_string(),
             key,
             attempts: 1,
+            guard,
             control: None,
         };
         match self.cache.get(&key) {
