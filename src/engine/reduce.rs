@@ -577,6 +577,31 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             &console,
         )?
     };
+    let seed = scrub_reducers::prepare::SEED_LINE;
+    let seed_inserted = prepared
+        .iter()
+        .any(|p| p.starts_with(&format!("inserted `{seed}`")))
+        && result.matches(&format!("{seed}\n")).count() == 1;
+    let result = if seed_inserted && guard.control.is_none() {
+        match unseeded(&result, &sig, &anchor, &workers)? {
+            Ok(unseeded) => {
+                let what = format!(
+                    "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
+                );
+                run_dir.log(format!("prepared: {what}"));
+                prepared.push(what);
+                unseeded
+            }
+            Err(same) => {
+                run_dir.log(format!(
+                    "kept the seed: without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
+                ));
+                result
+            }
+        }
+    } else {
+        result
+    };
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
         .unified_diff()
@@ -792,20 +817,53 @@ fn prepare(
         text = try_rewrite(text, resets, what, prepared, oracle, console, run_dir);
     }
     // A repro that seeds its own random numbers fails deterministically; once a candidate drops
-    // that seed it may fail only by chance, which one run per candidate cannot tell. A seed of
-    // our own, which no pass removes, keeps every candidate deterministic.
+    // that seed it may fail only by chance, which one run per candidate cannot tell. One that
+    // does not may fail on most draws at its own sizes and on few once they shrink. A seed of
+    // our own, which no pass removes, keeps every candidate deterministic; the end drops it
+    // again when the result fails without it every time (see `unseeded`).
     let seeds_itself = ["manual_seed(", "random.seed(", "np.random.seed("]
         .iter()
         .any(|call| text.contains(call));
-    let seeded = parse(&text).and_then(|script| scrub_reducers::prepare::seeded(&script));
-    if let Some(seeded) = seeded.filter(|_| seeds_itself) {
+    if let Some(seeded) = parse(&text).and_then(|script| scrub_reducers::prepare::seeded(&script)) {
         let what = format!(
-            "inserted `{}`: the repro seeds its random numbers",
-            scrub_reducers::prepare::SEED_LINE
+            "inserted `{}`: {}",
+            scrub_reducers::prepare::SEED_LINE,
+            if seeds_itself {
+                "the repro seeds its random numbers"
+            } else {
+                "every candidate draws the same random numbers"
+            }
         );
         text = try_rewrite(text, seeded, what, prepared, oracle, console, run_dir);
     }
     text
+}
+
+/// Fresh runs the result must fail in, all of them, without the seed scrub inserted.
+const UNSEEDED_RUNS: usize = 8;
+
+/// `result` without the seed line `prepare` inserted, when it fails the same way in each of
+/// [`UNSEEDED_RUNS`] fresh runs without it: a seed that decides nothing is not part of the
+/// repro. A result with a control keeps it (its control may depend on the draw too).
+fn unseeded(
+    result: &str,
+    sig: &Signature,
+    anchor: &Anchor,
+    workers: &Workers,
+) -> Result<Result<String, usize>> {
+    let line = format!("{}\n", scrub_reducers::prepare::SEED_LINE);
+    let text = result.replacen(&line, "", 1);
+    let same = run_many(&text, UNSEEDED_RUNS, workers)?
+        .iter()
+        .filter(|outcome| {
+            crate::engine::oracle::judge(sig, anchor, &text, outcome) == Verdict::Same
+        })
+        .count();
+    Ok(if same == UNSEEDED_RUNS {
+        Ok(text)
+    } else {
+        Err(same)
+    })
 }
 
 /// `rewritten` when it still fails the same way (and `what` noted in `prepared`), else `text`.
