@@ -164,7 +164,7 @@ impl Pass for ShrinkDims {
 /// needs a size above 8.
 fn smaller_targets(value: u64) -> impl Iterator<Item = u64> {
     let below = || TARGETS.into_iter().filter(move |&t| t < value);
-    let largest = below().last();
+    let largest = below().next_back();
     below().filter(move |&t| t == 1 || Some(t) == largest)
 }
 
