@@ -233,6 +233,33 @@ fn a_repro_that_seeds_itself_keeps_a_seed_of_its_own() {
 }
 
 #[test]
+fn warm_candidates_draw_fresh_random_numbers_as_cold_ones_do() {
+    // Forked from one zygote that imported torch and numpy, each child must not inherit its
+    // generators' state: a draw that fails one time in two must not fail every time warm.
+    let Some(python) = torch_python() else { return };
+    let text = "import numpy\nimport torch\nprint(torch.rand(1).item(), numpy.random.rand())\n";
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("repro.py");
+    std::fs::write(&original, text).unwrap();
+    let mut workers =
+        Workers::new(python, Duration::from_secs(120), 1, vec![]);
+    workers.warm = Some(original);
+    let texts = vec![text; 4];
+    let lines: Vec<String> = workers
+        .run_all(&texts)
+        .into_iter()
+        .map(|outcome| outcome.unwrap().stdout.trim().to_string())
+        .collect();
+    for column in 0..2 {
+        let draws: std::collections::HashSet<&str> = lines
+            .iter()
+            .map(|line| line.split(' ').nth(column).unwrap_or_default())
+            .collect();
+        assert_eq!(draws.len(), 4, "{lines:?}");
+    }
+}
+
+#[test]
 fn a_seed_that_decides_nothing_is_removed_again() {
     // Every candidate draws under scrub's seed; the result fails without it on any draw.
     let text = "import torch\nx = torch.randn(4, 5)\nw = torch.randn(3, 4)\ntorch.nn.functional.linear(x, w)\n";

@@ -61,6 +61,7 @@ def run_child(request):
         for fd in (null, out, err):
             os.close(fd)
         os.chdir(request["dir"])
+        fresh_random_state()
         script = request["script"]
         sys.argv = [script]
         sys.path[0] = os.getcwd()
@@ -68,6 +69,24 @@ def run_child(request):
         code = execute(os.path.abspath(script), request.get("probe"))
     finally:
         os._exit(code)
+
+
+def fresh_random_state():
+    """Seed torch's and numpy's generators afresh, as a new process does: a forked child
+    inherits the zygote's, so every candidate would draw the same numbers (Python's `random`
+    reseeds itself after a fork)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            torch.seed()
+        except BaseException:
+            pass
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        try:
+            numpy.random.seed()
+        except BaseException:
+            pass
 
 
 def die_with_parent():
