@@ -241,8 +241,7 @@ fn warm_candidates_draw_fresh_random_numbers_as_cold_ones_do() {
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("repro.py");
     std::fs::write(&original, text).unwrap();
-    let mut workers =
-        Workers::new(python, Duration::from_secs(120), 1, vec![]);
+    let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
     workers.warm = Some(original);
     let texts = vec![text; 4];
     let lines: Vec<String> = workers

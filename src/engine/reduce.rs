@@ -534,7 +534,20 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &console,
         &run_dir,
     );
-    let reduction = scrub_reducers::reduce(&start, PASSES, &mut oracle, &options)?;
+    let mut reduction = scrub_reducers::reduce(&start, PASSES, &mut oracle, &options)?;
+    if reduction.stop != StopReason::Interrupted && guard.control.is_none() {
+        without_seed(
+            &mut reduction,
+            &sig,
+            &anchor,
+            &workers,
+            &options,
+            &mut prepared,
+            &mut oracle,
+            &console,
+            &run_dir,
+        )?;
+    }
     console.finish();
 
     if reduction.stop == StopReason::Interrupted {
@@ -576,31 +589,6 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             &workers,
             &console,
         )?
-    };
-    let seed = scrub_reducers::prepare::SEED_LINE;
-    let seed_inserted = prepared
-        .iter()
-        .any(|p| p.starts_with(&format!("inserted `{seed}`")))
-        && result.matches(&format!("{seed}\n")).count() == 1;
-    let result = if seed_inserted && guard.control.is_none() {
-        match unseeded(&result, &sig, &anchor, &workers)? {
-            Ok(unseeded) => {
-                let what = format!(
-                    "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
-                );
-                run_dir.log(format!("prepared: {what}"));
-                prepared.push(what);
-                unseeded
-            }
-            Err(same) => {
-                run_dir.log(format!(
-                    "kept the seed: without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
-                ));
-                result
-            }
-        }
-    } else {
-        result
     };
     fs::write(&output, &result).with_context(|| format!("cannot write {}", output.display()))?;
     let diff = similar::TextDiff::from_lines(&text, &result)
@@ -841,6 +829,73 @@ fn prepare(
 
 /// Fresh runs the result must fail in, all of them, without the seed scrub inserted.
 const UNSEEDED_RUNS: usize = 8;
+
+/// The reduction's script without the seed that `prepare` inserted, when it fails without it
+/// every time (see [`unseeded`]), and then without what only the seed used (`import torch`,
+/// the blank lines around it). A result with a control keeps the seed: its control may depend
+/// on the draw too.
+#[allow(clippy::too_many_arguments)]
+fn without_seed(
+    reduction: &mut scrub_reducers::Reduction,
+    sig: &Signature,
+    anchor: &Anchor,
+    workers: &Workers,
+    options: &scrub_reducers::Options,
+    prepared: &mut Vec<String>,
+    oracle: &mut ProcessOracle,
+    console: &Console,
+    run_dir: &RunDir,
+) -> Result<()> {
+    let seed = scrub_reducers::prepare::SEED_LINE;
+    let inserted = prepared
+        .iter()
+        .any(|p| p.starts_with(&format!("inserted `{seed}`")));
+    if !inserted || reduction.text.matches(&format!("{seed}\n")).count() != 1 {
+        return Ok(());
+    }
+    let text = match unseeded(&reduction.text, sig, anchor, workers)? {
+        Ok(text) => text,
+        Err(same) => {
+            run_dir.log(format!(
+                "kept the seed: without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
+            ));
+            return Ok(());
+        }
+    };
+    let what = format!(
+        "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
+    );
+    console.say(format!("prepared: {what}"));
+    run_dir.log(format!("prepared: {what}"));
+    prepared.push(what);
+    scrub_reducers::Oracle::progress(
+        oracle,
+        &scrub_reducers::Progress {
+            pass: "prepare",
+            round: 0,
+            text: &text,
+            lines: count_lines(&text),
+            bytes: text.len(),
+        },
+    );
+    let tidy: Vec<&dyn scrub_reducers::Pass> = ["drop_imports", "tidy_blank_lines"]
+        .into_iter()
+        .filter_map(scrub_reducers::pass::by_name)
+        .collect();
+    let again = scrub_reducers::reduce(&text, &tidy, oracle, options)?;
+    for row in again.passes {
+        if let Some(total) = reduction.passes.iter_mut().find(|p| p.name == row.name) {
+            total.candidates += row.candidates;
+            total.accepted += row.accepted;
+            total.bytes_removed += row.bytes_removed;
+        }
+    }
+    reduction.text = again.text;
+    if again.stop == StopReason::Interrupted {
+        reduction.stop = again.stop;
+    }
+    Ok(())
+}
 
 /// `result` without the seed line `prepare` inserted, when it fails the same way in each of
 /// [`UNSEEDED_RUNS`] fresh runs without it: a seed that decides nothing is not part of the
