@@ -15,6 +15,9 @@
 //!   included) → `[x[:b], y[:b]]`, its first batch without a shuffle; `TensorDataset(x, y)`
 //!   → `(x[0], y[0])`.
 //!
+//! `*[a, b]` unpacked into a call's arguments becomes `a, b` (what an unrolled comprehension
+//! leaves in `nn.Sequential(*[…])`), and `nn.Sequential(m)`, a container of one module, `m`.
+//!
 //! `next(iter(xs))` becomes `[*xs][0]` first. All the folds at once come first, then each
 //! one. A fold may be longer than what it replaces (`zip` of two names), so the pass is a
 //! pump: kept when the names it exposes then go.
@@ -55,6 +58,8 @@ impl Pass for FirstElements {
         let text = script.text();
         let mut singles = Vec::new();
         for expr in all_exprs(script.body()) {
+            singles.extend(unpacked_displays(script, expr));
+            singles.extend(lone_sequential(script, expr));
             let Some(folded) = fold(script, expr) else {
                 continue;
             };
@@ -104,6 +109,59 @@ fn fold(script: &Script, expr: &Expr) -> Option<String> {
         0 => first(script, iter),
         _ => last(script, iter),
     }
+}
+
+/// For a call, each `*DISPLAY` among its arguments as the display's elements.
+fn unpacked_displays(script: &Script, expr: &Expr) -> Vec<Candidate> {
+    let Expr::Call(call) = expr else {
+        return Vec::new();
+    };
+    let text = script.text();
+    let mut out = Vec::new();
+    for arg in &call.arguments.args {
+        let Expr::Starred(starred) = arg else {
+            continue;
+        };
+        let Some(elts) = display(&starred.value) else {
+            continue;
+        };
+        let parts: Vec<&str> = elts.iter().map(|e| script.slice(e)).collect();
+        let range = span(arg);
+        out.push(Candidate::new(
+            format!(
+                "unpack `{}` at {} into its elements",
+                short(script.slice(arg)),
+                lines_label(text, &range)
+            ),
+            vec![Edit::replace(range, parts.join(", "))],
+        ));
+    }
+    out
+}
+
+/// `nn.Sequential(m)`, a container of one module, as `m`.
+fn lone_sequential(script: &Script, expr: &Expr) -> Option<Candidate> {
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    if !calls(call, "Sequential") || !call.arguments.keywords.is_empty() {
+        return None;
+    }
+    let [module] = &call.arguments.args[..] else {
+        return None;
+    };
+    if matches!(module, Expr::Starred(_)) {
+        return None;
+    }
+    let range = span(expr);
+    Some(Candidate::new(
+        format!(
+            "fold `{}` at {} into its one module",
+            short(script.slice(expr)),
+            lines_label(script.text(), &range)
+        ),
+        vec![Edit::replace(range, operand(script, module))],
+    ))
 }
 
 /// `0` or `-1`, the indices the pass folds.

@@ -21,7 +21,8 @@
 //! pass is a pump.
 //!
 //! A comprehension with one `for` and no `if` over a literal list, tuple or set of at most
-//! eight elements becomes the display of its element for each of them, a generator a tuple:
+//! eight elements (or `for a, b in` over `zip` of such literals, or over a literal of pairs)
+//! becomes the display of its element for each of them, a generator a tuple:
 //! `sum(line.gross() for line in [a, b])` → `sum((a.gross(), b.gross()))`, so that each
 //! element meets the code that reads it. The element must read the variable once, or every
 //! item be a literal or a name (an item is never computed twice).
@@ -120,22 +121,13 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         let [generator] = generators.as_slice() else {
             continue;
         };
-        let Expr::Name(target) = &generator.target else {
-            continue;
-        };
         if generator.is_async || !generator.ifs.is_empty() {
             continue;
         }
-        let items = match &generator.iter {
-            Expr::List(l) => &l.elts,
-            Expr::Tuple(t) => &t.elts,
-            Expr::Set(s) => &s.elts,
-            _ => continue,
+        let Some((names, items)) = rows(&generator.target, &generator.iter) else {
+            continue;
         };
-        if items.is_empty()
-            || items.len() > MAX_UNROLLED
-            || items.iter().any(|i| matches!(i, Expr::Starred(_)))
-        {
+        if items.is_empty() || items.len() > MAX_UNROLLED {
             continue;
         }
         let inner = crate::python::exprs_of(elt);
@@ -152,28 +144,39 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         }) {
             continue;
         }
-        let reads: Vec<Range<usize>> = inner
+        // Where the element reads each of the names, and whether every value it reads
+        // more than once is a literal or a name (an item is never computed twice).
+        let reads: Vec<Vec<Range<usize>>> = names
             .iter()
-            .filter(|e| matches!(e, Expr::Name(n) if n.id == target.id))
-            .map(|e| span(*e))
+            .map(|name| {
+                inner
+                    .iter()
+                    .filter(|e| matches!(e, Expr::Name(n) if n.id.as_str() == *name))
+                    .map(|e| span(*e))
+                    .collect()
+            })
             .collect();
         let simple = |e: &Expr| crate::python::is_literal(e) || matches!(e, Expr::Name(_));
-        if reads.len() > 1 && !items.iter().all(simple) {
+        if (0..names.len()).any(|i| reads[i].len() > 1 && !items.iter().all(|row| simple(row[i]))) {
             continue;
         }
         let elt_range = span(elt);
         let mut unrolled = Vec::new();
-        for item in items {
-            let value = script.slice(item);
-            let value = if crate::python::is_atomic(item) {
-                value.to_string()
-            } else {
-                format!("({value})")
-            };
-            let edits: Vec<Edit> = reads
-                .iter()
-                .map(|r| Edit::replace(r.clone(), value.clone()))
-                .collect();
+        for row in &items {
+            let mut edits = Vec::new();
+            for (item, ranges) in row.iter().zip(&reads) {
+                let value = script.slice(*item);
+                let value = if crate::python::is_atomic(item) {
+                    value.to_string()
+                } else {
+                    format!("({value})")
+                };
+                edits.extend(
+                    ranges
+                        .iter()
+                        .map(|r| Edit::replace(r.clone(), value.clone())),
+                );
+            }
             let Some(code) = crate::edit::apply_edits_within(text, elt_range.clone(), &edits)
             else {
                 continue;
@@ -199,6 +202,70 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         ));
     }
     out
+}
+
+/// The names a comprehension's `target` binds and, for each item of `iter`, the value each
+/// takes: a name over a display, or names over `zip` of displays (up to the shortest) or over
+/// a display of tuples of as many elements.
+fn rows<'a>(target: &'a Expr, iter: &'a Expr) -> Option<(Vec<&'a str>, Vec<Vec<&'a Expr>>)> {
+    let display = |e: &'a Expr| -> Option<&'a [Expr]> {
+        let elts = match e {
+            Expr::List(l) => &l.elts[..],
+            Expr::Tuple(t) => &t.elts[..],
+            Expr::Set(s) => &s.elts[..],
+            _ => return None,
+        };
+        (!elts.iter().any(|i| matches!(i, Expr::Starred(_)))).then_some(elts)
+    };
+    if let Expr::Name(name) = target {
+        let items = display(iter)?;
+        return Some((
+            vec![name.id.as_str()],
+            items.iter().map(|i| vec![i]).collect(),
+        ));
+    }
+    let Expr::Tuple(tuple) = target else {
+        return None;
+    };
+    let names = tuple
+        .elts
+        .iter()
+        .map(|e| match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let columns: Vec<&[Expr]> = match iter {
+        Expr::Call(call)
+            if matches!(&*call.func, Expr::Name(f) if f.id.as_str() == "zip")
+                && call.arguments.keywords.is_empty()
+                && call.arguments.args.len() == names.len() =>
+        {
+            call.arguments
+                .args
+                .iter()
+                .map(|a| match a {
+                    Expr::List(_) | Expr::Tuple(_) => display(a),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?
+        }
+        _ => {
+            let rows = display(iter)?
+                .iter()
+                .map(|item| match item {
+                    Expr::Tuple(t) if t.elts.len() == names.len() => display(item),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            return Some((names, rows.iter().map(|r| r.iter().collect()).collect()));
+        }
+    };
+    let len = columns.iter().map(|c| c.len()).min()?;
+    let rows = (0..len)
+        .map(|i| columns.iter().map(|c| &c[i]).collect())
+        .collect();
+    Some((names, rows))
 }
 
 /// How many elements between the first and the last of a literal are tried.
