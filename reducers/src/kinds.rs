@@ -68,6 +68,46 @@ pub fn keeps_kinds(before: &HashMap<String, HashSet<String>>, after: &Script) ->
     })
 }
 
+/// How many times `script` uses a module bound by `import m` (or `import m as n`) as a value:
+/// its name read anywhere but as the object of an attribute or the callee of a call
+/// (`bool(argparse)`, `a = argparse`). A candidate of any pass may not use modules so more
+/// often than the script it comes from: a module is never what a value of another kind
+/// (a flag, a string, a backend) was replaced by.
+pub fn module_values(script: &Script) -> usize {
+    let modules: HashSet<&str> = crate::python::all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            crate::python::Stmt::Import(import) => Some(import),
+            _ => None,
+        })
+        .flat_map(|import| &import.names)
+        .map(|alias| match &alias.asname {
+            Some(name) => name.as_str(),
+            None => alias.name.as_str().split('.').next().unwrap_or_default(),
+        })
+        .collect();
+    if modules.is_empty() {
+        return 0;
+    }
+    let exprs = all_exprs(script.body());
+    let bases: HashSet<usize> = exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Attribute(a) => Some(crate::python::span(&*a.value).start),
+            Expr::Call(c) => Some(crate::python::span(&*c.func).start),
+            _ => None,
+        })
+        .collect();
+    exprs
+        .iter()
+        .filter(|e| {
+            matches!(e, Expr::Name(n) if modules.contains(n.id.as_str())
+                && !bases.contains(&crate::python::span(n).start))
+        })
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +152,18 @@ mod tests {
                 "import torch\nx = torch.ones(2, dtype=torch)\nimport os\ny = torch.ones(2, device=os)\n"
             )
         ));
+    }
+
+    #[test]
+    fn a_module_read_as_a_value_is_counted() {
+        let count = |text: &str| module_values(&script(text));
+        assert_eq!(count("import argparse\nx = bool(argparse)\n"), 1);
+        assert_eq!(count("import argparse as ap\na = ap\nf(a, backend=ap)\n"), 2);
+        assert_eq!(
+            count("import argparse\nimport torch.nn\np = argparse.ArgumentParser()\ntorch.nn.Linear(1, 1)\n"),
+            0
+        );
+        assert_eq!(count("from os import path\nf(path)\n"), 0);
     }
 
     #[test]

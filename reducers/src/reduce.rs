@@ -454,6 +454,7 @@ impl Run<'_> {
                 // The arguments the torch passes own keep their kind under any other pass.
                 kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
                     .then(|| kinds::owned_values(&self.current)),
+                module_values: kinds::module_values(&self.current),
             };
             let (window, next) = fill_window(
                 &candidates,
@@ -609,6 +610,7 @@ impl Following {
                 constant_asserts,
                 kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
                     .then(|| kinds::owned_values(current)),
+                module_values: kinds::module_values(current),
             },
             grows: pass.may_grow(),
         })
@@ -779,11 +781,15 @@ struct Rules {
     /// The values of the arguments the torch passes own, for a pass that must keep their
     /// kind (see [`crate::kinds`]).
     kinds: Option<HashMap<String, HashSet<String>>>,
+    /// How often the script uses a module as a value: a candidate may not do it more often
+    /// (see [`kinds::module_values`]).
+    module_values: usize,
 }
 
 impl Rules {
     fn allow(&self, candidate: &Script) -> bool {
         constant_asserts(candidate) <= self.constant_asserts
+            && kinds::module_values(candidate) <= self.module_values
             && self
                 .kinds
                 .as_ref()

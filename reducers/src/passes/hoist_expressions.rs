@@ -3,7 +3,8 @@
 //! ## What it removes
 //! The operator, call or container around a sub-expression: `f(g(x))` → `g(x)`,
 //! `a.b.c` → `a.b`, `x + y` → `x`, `[x, y]` → `x`, `s if c else t` → `s`, and a method call
-//! by its receiver, `model.eval()` → `model`. A sub-expression that
+//! by its receiver, `model.eval()` → `model`; and an assignment to a name nothing else reads
+//! by its value, `self = nn.Dropout2d(1.5)` → `nn.Dropout2d(1.5)`. A sub-expression that
 //! is not atomic is wrapped in parentheses so that it binds as the whole did, and so is a number
 //! before `.name`.
 //!
@@ -93,11 +94,73 @@ impl Pass for HoistExpressions {
                 ));
             }
         }
+        out.extend(unused_bindings(script));
         // `f(x, x)` offers `x` twice.
         dedup(&mut out);
         largest_first(&mut out);
         out
     }
+}
+
+/// Each assignment to a name that nothing else reads (`self = nn.Dropout2d(1.5)`, `total +=
+/// flat.sum()`) as its value alone: the binding goes, the computation stays.
+fn unused_bindings(script: &Script) -> Vec<Candidate> {
+    use crate::python::Stmt;
+    let text = script.text();
+    // An augmented assignment reads its target too.
+    let augmented: Vec<std::ops::Range<usize>> = crate::python::all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            Stmt::AugAssign(a) => Some(span(&*a.target)),
+            _ => None,
+        })
+        .collect();
+    let reads: Vec<(&str, std::ops::Range<usize>)> = all_exprs(script.body())
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Name(n) if n.ctx == ast::ExprContext::Load || augmented.contains(&span(n)) => {
+                Some((n.id.as_str(), span(n)))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for stmt in crate::python::all_bodies(script.body()).into_iter().flatten() {
+        let (targets, value): (Vec<&Expr>, &Expr) = match stmt {
+            Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
+            Stmt::AugAssign(a) => (vec![&*a.target], &a.value),
+            Stmt::AnnAssign(a) => match &a.value {
+                Some(value) => (vec![&*a.target], value),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let names: Option<Vec<&str>> = targets
+            .iter()
+            .map(|t| match t {
+                Expr::Name(n) => Some(n.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let Some(names) = names else { continue };
+        let range = span(stmt);
+        let read_elsewhere = reads.iter().any(|(name, at)| {
+            names.contains(name) && !(range.start <= at.start && at.end <= range.end)
+        });
+        if read_elsewhere {
+            continue;
+        }
+        out.push(Candidate::new(
+            format!(
+                "keep only the value of `{}` at line {}",
+                short(script.slice(stmt)),
+                line_of(text, range.start)
+            ),
+            vec![Edit::replace(range, script.slice(value).to_string())],
+        ));
+    }
+    out
 }
 
 /// The tests of the `assert`s of a script without torch, which no control guards: hoisting
@@ -302,6 +365,19 @@ mod tests {
 
     #[test]
     fn the_same_replacement_is_offered_once() {
-        assert_eq!(results("x = f(y, y)\n").len(), 2);
+        // `f`, `y` once, and the value without its binding.
+        assert_eq!(results("x = f(y, y)\n").len(), 3);
+    }
+
+    #[test]
+    fn a_binding_nothing_reads_leaves_its_value() {
+        let texts = results("total = ()\ntotal += flat.sum()\nused = 1\nprint(used)\n");
+        assert!(
+            texts.contains(&"total = ()\nflat.sum()\nused = 1\nprint(used)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t.contains("\n1\n")), "{texts:?}");
+        // `total` is read by the augmented assignment: the first one stays a binding.
+        assert!(!texts.iter().any(|t| t.starts_with("()")), "{texts:?}");
     }
 }
