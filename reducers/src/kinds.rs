@@ -158,9 +158,14 @@ mod tests {
     fn a_module_read_as_a_value_is_counted() {
         let count = |text: &str| module_values(&script(text));
         assert_eq!(count("import argparse\nx = bool(argparse)\n"), 1);
-        assert_eq!(count("import argparse as ap\na = ap\nf(a, backend=ap)\n"), 2);
         assert_eq!(
-            count("import argparse\nimport torch.nn\np = argparse.ArgumentParser()\ntorch.nn.Linear(1, 1)\n"),
+            count("import argparse as ap\na = ap\nf(a, backend=ap)\n"),
+            2
+        );
+        assert_eq!(
+            count(
+                "import argparse\nimport torch.nn\np = argparse.ArgumentParser()\ntorch.nn.Linear(1, 1)\n"
+            ),
             0
         );
         assert_eq!(count("from os import path\nf(path)\n"), 0);

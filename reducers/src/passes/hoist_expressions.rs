@@ -126,7 +126,10 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
         })
         .collect();
     let mut out = Vec::new();
-    for stmt in crate::python::all_bodies(script.body()).into_iter().flatten() {
+    for stmt in crate::python::all_bodies(script.body())
+        .into_iter()
+        .flatten()
+    {
         let (targets, value): (Vec<&Expr>, &Expr) = match stmt {
             Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
             Stmt::AugAssign(a) => (vec![&*a.target], &a.value),

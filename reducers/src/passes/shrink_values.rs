@@ -8,6 +8,7 @@
 //! round after round, the part the failure needs. A list, parenthesized tuple or dict display
 //! becomes `[]`, `()` or `{}`. The name of a module-level function or class used as a value
 //! rather than called (a dict key, an argument) becomes `0`, so that its definition can go.
+//! `bool(x)` becomes `True` or `False`.
 //!
 //! ## Example
 //! ```python
@@ -101,6 +102,14 @@ impl Pass for ShrinkValues {
                         && !called.contains(&range.start) =>
                 {
                     vec!["0".into()]
+                }
+                // A conversion of something computed to a bool is a flag: `True` or `False`,
+                // what a person writes (`set_detect_anomaly(bool(args.anomaly))`).
+                Expr::Call(c)
+                    if matches!(&*c.func, Expr::Name(f) if f.id.as_str() == "bool")
+                        && c.arguments.len() == 1 =>
+                {
+                    vec!["True".into(), "False".into()]
                 }
                 // Deleting elements stops at one; the empty display is one step further.
                 Expr::List(l) if !l.elts.is_empty() => vec!["[]".into()],
