@@ -865,19 +865,7 @@ fn without_seed(
     let what = format!(
         "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
     );
-    console.say(format!("prepared: {what}"));
-    run_dir.log(format!("prepared: {what}"));
-    prepared.push(what);
-    scrub_reducers::Oracle::progress(
-        oracle,
-        &scrub_reducers::Progress {
-            pass: "prepare",
-            round: 0,
-            text: &text,
-            lines: count_lines(&text),
-            bytes: text.len(),
-        },
-    );
+    accept_prepared(&text, what, prepared, oracle, console, run_dir);
     let tidy: Vec<&dyn scrub_reducers::Pass> = ["drop_imports", "tidy_blank_lines"]
         .into_iter()
         .filter_map(scrub_reducers::pass::by_name)
@@ -921,6 +909,31 @@ fn unseeded(
     })
 }
 
+/// Notes `what` in `prepared`, the console and the log, and records `text` as an accepted
+/// step like any other: in the history the result falls back on, under its own name.
+fn accept_prepared(
+    text: &str,
+    what: String,
+    prepared: &mut Vec<String>,
+    oracle: &mut ProcessOracle,
+    console: &Console,
+    run_dir: &RunDir,
+) {
+    console.say(format!("prepared: {what}"));
+    run_dir.log(format!("prepared: {what}"));
+    prepared.push(what);
+    scrub_reducers::Oracle::progress(
+        oracle,
+        &scrub_reducers::Progress {
+            pass: "prepare",
+            round: 0,
+            text,
+            lines: count_lines(text),
+            bytes: text.len(),
+        },
+    );
+}
+
 /// `rewritten` when it still fails the same way (and `what` noted in `prepared`), else `text`.
 fn try_rewrite(
     text: String,
@@ -933,21 +946,7 @@ fn try_rewrite(
 ) -> String {
     let judged = scrub_reducers::Oracle::judge(oracle, std::slice::from_ref(&rewritten));
     if matches!(judged, Ok(v) if v == [true]) {
-        console.say(format!("prepared: {what}"));
-        run_dir.log(format!("prepared: {what}"));
-        prepared.push(what);
-        // An accepted step like any other: in the history the result falls back on, and in
-        // the log under its own name.
-        scrub_reducers::Oracle::progress(
-            oracle,
-            &scrub_reducers::Progress {
-                pass: "prepare",
-                round: 0,
-                text: &rewritten,
-                lines: count_lines(&rewritten),
-                bytes: rewritten.len(),
-            },
-        );
+        accept_prepared(&rewritten, what, prepared, oracle, console, run_dir);
         rewritten
     } else {
         run_dir.log(format!("not prepared (the failure changed): {what}"));
