@@ -301,14 +301,11 @@ fn reads_inputs(f: &ast::StmtFunctionDef, method: bool) -> bool {
         let before = inputs.len();
         for stmt in &stmts {
             let (targets, value): (Vec<&Expr>, &Expr) = match stmt {
-                Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
-                Stmt::AugAssign(a) => (vec![&*a.target], &a.value),
-                Stmt::AnnAssign(a) => match &a.value {
-                    Some(v) => (vec![&*a.target], v),
+                Stmt::For(l) => (vec![&*l.target], &l.iter),
+                _ => match crate::python::assignment(stmt) {
+                    Some(assignment) => assignment,
                     None => continue,
                 },
-                Stmt::For(l) => (vec![&*l.target], &l.iter),
-                _ => continue,
             };
             if !reads(value, &inputs) {
                 continue;

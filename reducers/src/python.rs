@@ -213,6 +213,16 @@ pub fn is_atomic(expr: &Expr) -> bool {
 
 /// Every name that the script reads or writes as an identifier expression or attribute,
 /// used to decide whether a definition or an import is referenced.
+/// The targets and the value of an assignment (`=`, augmented, or annotated with a value).
+pub fn assignment(stmt: &Stmt) -> Option<(Vec<&Expr>, &Expr)> {
+    match stmt {
+        Stmt::Assign(a) => Some((a.targets.iter().collect(), &a.value)),
+        Stmt::AugAssign(a) => Some((vec![&*a.target], &a.value)),
+        Stmt::AnnAssign(a) => a.value.as_deref().map(|v| (vec![&*a.target], v)),
+        _ => None,
+    }
+}
+
 pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {
     let mut names = Vec::new();
     for expr in all_exprs(body) {

@@ -526,7 +526,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         },
         ..Default::default()
     };
-    let start = prepare(
+    let (start, seeded) = prepare(
         start,
         &mut prepared,
         &options,
@@ -535,7 +535,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &run_dir,
     );
     let mut reduction = scrub_reducers::reduce(&start, PASSES, &mut oracle, &options)?;
-    if reduction.stop != StopReason::Interrupted && guard.control.is_none() {
+    if seeded && reduction.stop != StopReason::Interrupted && guard.control.is_none() {
         without_seed(
             &mut reduction,
             &sig,
@@ -786,8 +786,8 @@ fn minifier_stage(
 }
 
 /// The script the reduction starts from: `text` after the one-off rewrites that keep its
-/// failure (`torch._dynamo.reset()` between repeated compiles, a kept seed for a repro that
-/// seeds its random numbers), noted in `prepared`.
+/// failure (`torch._dynamo.reset()` between repeated compiles, a kept seed for a torch
+/// script), noted in `prepared`; and whether the seed was inserted.
 fn prepare(
     text: String,
     prepared: &mut Vec<String>,
@@ -795,7 +795,7 @@ fn prepare(
     oracle: &mut ProcessOracle,
     console: &Console,
     run_dir: &RunDir,
-) -> String {
+) -> (String, bool) {
     let parse = |text: &str| scrub_reducers::Script::parse(text, options.version);
     let mut text = text;
     let resets = parse(&text).and_then(|script| scrub_reducers::prepare::dynamo_resets(&script));
@@ -822,15 +822,18 @@ fn prepare(
                 "every candidate draws the same random numbers"
             }
         );
+        let before = prepared.len();
         text = try_rewrite(text, seeded, what, prepared, oracle, console, run_dir);
+        return (text, prepared.len() > before);
     }
-    text
+    (text, false)
 }
 
 /// Fresh runs the result must fail in, all of them, without the seed scrub inserted.
 const UNSEEDED_RUNS: usize = 8;
 
-/// The reduction's script without the seed that `prepare` inserted, when it fails without it
+/// The reduction's script without the seed that `prepare` inserted (the caller knows it did),
+/// when it fails without it
 /// every time (see [`unseeded`]), and then without what only the seed used (`import torch`,
 /// the blank lines around it). A result with a control keeps the seed: its control may depend
 /// on the draw too.
@@ -846,11 +849,8 @@ fn without_seed(
     console: &Console,
     run_dir: &RunDir,
 ) -> Result<()> {
-    let seed = scrub_reducers::prepare::SEED_LINE;
-    let inserted = prepared
-        .iter()
-        .any(|p| p.starts_with(&format!("inserted `{seed}`")));
-    if !inserted || reduction.text.matches(&format!("{seed}\n")).count() != 1 {
+    let line = format!("{}\n", scrub_reducers::prepare::SEED_LINE);
+    if reduction.text.matches(&line).count() != 1 {
         return Ok(());
     }
     let text = match unseeded(&reduction.text, sig, anchor, workers)? {
@@ -887,7 +887,7 @@ fn without_seed(
 
 /// `result` without the seed line `prepare` inserted, when it fails the same way in each of
 /// [`UNSEEDED_RUNS`] fresh runs without it: a seed that decides nothing is not part of the
-/// repro. A result with a control keeps it (its control may depend on the draw too).
+/// repro. Otherwise, how many of them did.
 fn unseeded(
     result: &str,
     sig: &Signature,

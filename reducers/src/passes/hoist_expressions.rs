@@ -130,14 +130,8 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
         .into_iter()
         .flatten()
     {
-        let (targets, value): (Vec<&Expr>, &Expr) = match stmt {
-            Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
-            Stmt::AugAssign(a) => (vec![&*a.target], &a.value),
-            Stmt::AnnAssign(a) => match &a.value {
-                Some(value) => (vec![&*a.target], value),
-                None => continue,
-            },
-            _ => continue,
+        let Some((targets, value)) = crate::python::assignment(stmt) else {
+            continue;
         };
         let names: Option<Vec<&str>> = targets
             .iter()
