@@ -99,6 +99,25 @@ fn leftovers(result: &str, ladder: &serde_json::Value) -> Vec<String> {
 }
 
 #[test]
+fn every_hand_written_torch_repro_fails_the_same_way_in_its_hand_bound() {
+    let Some(python) = torch_python() else { return };
+    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    for case in torch_cases().iter().filter(|c| c.name.contains(&filter)) {
+        let hand = std::fs::read_to_string(case.dir.join("hand.py"))
+            .unwrap_or_else(|e| panic!("{}: hand.py: {e}", case.name));
+        let lines = hand.lines().filter(|l| !l.trim().is_empty()).count();
+        assert_eq!(lines, case.spec.hand_bound, "{}: hand.py", case.name);
+        assert!(case.spec.hand_bound < case.spec.bound, "{}", case.name);
+        let sig = Signature::parse(&case.spec.signature).unwrap();
+        assert!(
+            reproduces(&hand, &python, &sig, 3),
+            "{}: hand.py does not fail the same way",
+            case.name
+        );
+    }
+}
+
+#[test]
 fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
     let Some(python) = torch_python() else { return };
     let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
@@ -572,5 +591,58 @@ fn the_probe_rebuilds_nothing_for_an_accuracy_check() {
             .all(|(e, _)| e == "torch.testing.assert_close"),
         "{:?}",
         crash.frames[0].values
+    );
+    assert!(crash.computed.is_empty(), "{:?}", crash.computed);
+}
+
+#[test]
+fn the_probe_reports_what_module_level_code_computed_warm_and_cold() {
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\nimport torch.nn as nn\ntorch.manual_seed(0)\ntorch.autograd.set_detect_anomaly(True)\nxt = torch.cat([torch.rand(1, 1), torch.rand(1, 1)], dim=1)\ndef loss(v):\n    return torch.sqrt(v)\nloss(nn.Linear(2, 1)(xt)).backward()\n";
+    let mut workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
+    let cold = scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("reported");
+    let (dir, path) = temp_script(text);
+    workers.warm = Some(path);
+    let warm = scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("reported");
+    drop(dir);
+    assert_eq!(cold, warm);
+    let code = |line: usize, expr: &str| {
+        let start = text.lines().nth(line - 1).unwrap().find(expr).unwrap();
+        cold.computed
+            .iter()
+            .find(|c| c.start == (line, start) && c.end == (line, start + expr.len()))
+            .map(|c| c.code.as_str())
+    };
+    assert_eq!(
+        code(5, "torch.cat([torch.rand(1, 1), torch.rand(1, 1)], dim=1)"),
+        Some("torch.tensor([[0.4963, 0.7682]])"),
+        "{:?}",
+        cold.computed
+    );
+    assert_eq!(
+        code(8, "nn.Linear(2, 1)(xt)"),
+        Some("torch.tensor([[-0.9609]]).requires_grad_().clone()")
+    );
+    assert_eq!(
+        code(7, "torch.sqrt(v)"),
+        Some("torch.tensor([[float('nan')]]).requires_grad_().clone()")
+    );
+    // Not the call that failed.
+    assert_eq!(code(8, "loss(nn.Linear(2, 1)(xt)).backward()"), None);
+    // A script that may compile its functions: module-level code only.
+    let compiled = text.replace(
+        "torch.manual_seed(0)",
+        "torch.manual_seed(0)  # torch.compile",
+    );
+    let crash = scrub::engine::probe::crash(&workers.probe(&compiled).unwrap()).expect("reported");
+    assert!(
+        crash.computed.iter().all(|c| c.start.0 != 7),
+        "{:?}",
+        crash.computed
+    );
+    assert!(
+        crash.computed.iter().any(|c| c.start.0 == 8),
+        "{:?}",
+        crash.computed
     );
 }

@@ -3,10 +3,23 @@
 
 use serde::Deserialize;
 
-/// The frames of the script on the failing traceback, innermost first.
+/// The frames of the script on the failing traceback, innermost first, and the tensors,
+/// modules and arrays its code computed before it failed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Crash {
     pub frames: Vec<Frame>,
+    pub computed: Vec<Computed>,
+}
+
+/// An expression of the script and the last value it computed, as code
+/// that rebuilds an equivalent value (`torch.tensor([[-0.9609]]).requires_grad_().clone()`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Computed {
+    /// Where the expression starts: its 1-based line and the byte offset in that line.
+    pub start: (usize, usize),
+    /// Where it ends, likewise (exclusive).
+    pub end: (usize, usize),
+    pub code: String,
 }
 
 /// One frame of the script on the failing traceback.

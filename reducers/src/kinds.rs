@@ -74,19 +74,7 @@ pub fn keeps_kinds(before: &HashMap<String, HashSet<String>>, after: &Script) ->
 /// often than the script it comes from: a module is never what a value of another kind
 /// (a flag, a string, a backend) was replaced by.
 pub fn module_values(script: &Script) -> usize {
-    let modules: HashSet<&str> = crate::python::all_bodies(script.body())
-        .into_iter()
-        .flatten()
-        .filter_map(|stmt| match stmt {
-            crate::python::Stmt::Import(import) => Some(import),
-            _ => None,
-        })
-        .flat_map(|import| &import.names)
-        .map(|alias| match &alias.asname {
-            Some(name) => name.as_str(),
-            None => alias.name.as_str().split('.').next().unwrap_or_default(),
-        })
-        .collect();
+    let modules = crate::python::imported_names(script.body(), false);
     if modules.is_empty() {
         return 0;
     }

@@ -19,7 +19,7 @@ pub mod rungs;
 pub mod scopes;
 pub mod tautology;
 
-pub use crash::{Crash, Frame};
+pub use crash::{Computed, Crash, Frame};
 pub use edit::{Candidate, Edit, count_lines};
 pub use pass::{PASSES, Pass};
 pub use python::{PythonVersion, Script};

@@ -60,7 +60,8 @@ pub trait Pass: Sync {
 /// The passes, in the order a round runs them.
 ///
 /// The jump to the failing statement first: when the values it read are literals, it removes
-/// nearly everything in one step. Then large deletions, since they make every later pass
+/// nearly everything in one step; then the tensors and modules that the script computed in
+/// place of the code that computed them (one probe run serves both). Then large deletions, since they make every later pass
 /// cheaper, the setup (logging, seeding, environment, distributed init) that repros carry
 /// around their failure, and type annotations (one candidate for all of them, after which
 /// annotated assignments are plain ones that propagation knows). Right after
@@ -85,6 +86,7 @@ pub trait Pass: Sync {
 /// tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
     &JumpToCrash,
+    &FreezeValues,
     &DeleteStatements,
     &DropSetup,
     &DropAnnotations,

@@ -6,6 +6,7 @@ pub use ruff_text_size::{Ranged, TextRange};
 
 use ruff_python_ast::ModModule;
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
+use std::collections::HashSet;
 
 /// A script that parsed without errors, with its text.
 pub struct Script {
@@ -211,8 +212,6 @@ pub fn is_atomic(expr: &Expr) -> bool {
     }
 }
 
-/// Every name that the script reads or writes as an identifier expression or attribute,
-/// used to decide whether a definition or an import is referenced.
 /// The targets and the value of an assignment (`=`, augmented, or annotated with a value).
 pub fn assignment(stmt: &Stmt) -> Option<(Vec<&Expr>, &Expr)> {
     match stmt {
@@ -223,6 +222,32 @@ pub fn assignment(stmt: &Stmt) -> Option<(Vec<&Expr>, &Expr)> {
     }
 }
 
+/// The names that the imports anywhere in `body` bind: `import a.b` binds `a`, `import m as
+/// n` binds `n`; with `from`, also the names that `from m import x` statements bind.
+pub fn imported_names(body: &[Stmt], from: bool) -> HashSet<&str> {
+    let mut names = HashSet::new();
+    for stmt in all_bodies(body).into_iter().flatten() {
+        match stmt {
+            Stmt::Import(import) => {
+                names.extend(import.names.iter().map(|alias| match &alias.asname {
+                    Some(name) => name.as_str(),
+                    None => alias.name.as_str().split('.').next().unwrap_or_default(),
+                }))
+            }
+            Stmt::ImportFrom(import) if from => names.extend(
+                import
+                    .names
+                    .iter()
+                    .map(|alias| alias.asname.as_ref().unwrap_or(&alias.name).as_str()),
+            ),
+            _ => {}
+        }
+    }
+    names
+}
+
+/// Every name that the script reads or writes as an identifier expression or attribute,
+/// used to decide whether a definition or an import is referenced.
 pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {
     let mut names = Vec::new();
     for expr in all_exprs(body) {

@@ -231,6 +231,8 @@ pub fn reduce(
         round: 0,
         pumps: Vec::new(),
         crash_misses: 0,
+        crash: None,
+        rolled_back: HashSet::new(),
         ahead: Ahead::default(),
     };
     let stop = run.rounds(passes);
@@ -269,8 +271,13 @@ struct Run<'a> {
     round: usize,
     /// Pumps that grew the script and wait for their verdict, oldest first.
     pumps: Vec<Pump>,
+    /// The scripts a pump was rolled back to.
+    rolled_back: HashSet<String>,
     /// Rounds in a row in which a pass that reads the failure accepted nothing.
     crash_misses: usize,
+    /// The last script the oracle was asked where it fails, and its answer: the passes
+    /// that read it share one run.
+    crash: Option<(String, Option<Crash>)>,
     /// The candidates handed to the oracle, and their verdicts not consumed yet.
     ahead: Ahead,
     /// The asserts on constants the start had (see [`crate::tautology`]): a candidate with
@@ -319,16 +326,15 @@ impl Run<'_> {
             let at_start = self.current.text().to_string();
             let mut gave_up = false;
             let order = self.schedule(passes);
+            // Whether a pass read where the script fails this round, and whether one won.
+            let (mut crash_read, mut crash_won) = (false, false);
             for (n, &i) in order.iter().enumerate() {
                 let accepted = self.stats[i].accepted;
                 let following = order.get(n + 1).map(|&j| passes[j]);
                 let end = self.pass(i, passes[i], patient, following);
                 if passes[i].reads_crash() {
-                    if self.stats[i].accepted == accepted {
-                        self.crash_misses += 1;
-                    } else {
-                        self.crash_misses = 0;
-                    }
+                    crash_read = true;
+                    crash_won |= self.stats[i].accepted != accepted;
                 }
                 match end {
                     Err(Interrupted) => return StopReason::Interrupted,
@@ -336,6 +342,11 @@ impl Run<'_> {
                     Ok(PassEnd::GaveUp) => gave_up = true,
                     Ok(PassEnd::Exhausted) => {}
                 }
+            }
+            if crash_won {
+                self.crash_misses = 0;
+            } else if crash_read {
+                self.crash_misses += 1;
             }
             self.judge_pumps(false);
             if self.current.text() != at_start {
@@ -363,6 +374,7 @@ impl Run<'_> {
                 continue;
             }
             let before = pump.before.clone();
+            self.rolled_back.insert(before.clone());
             for later in std::mem::take(&mut self.pumps) {
                 self.stats[later.pass].pumps_rolled_back += 1;
             }
@@ -412,8 +424,12 @@ impl Run<'_> {
         } else if self.crash_misses >= CRASH_PATIENCE {
             Vec::new()
         } else {
-            match self.oracle.crash(self.current.text()) {
-                Some(crash) => pass.candidates_at(&self.current, &crash),
+            let text = self.current.text();
+            if self.crash.as_ref().is_none_or(|(t, _)| t != text) {
+                self.crash = Some((text.to_string(), self.oracle.crash(text)));
+            }
+            match self.crash.as_ref().and_then(|(_, c)| c.as_ref()) {
+                Some(crash) => pass.candidates_at(&self.current, crash),
                 None => Vec::new(),
             }
         };
@@ -448,7 +464,12 @@ impl Run<'_> {
             }
             // A pass may grow the script only so many times in a row (inlining a function that
             // calls itself through another one would go on for ever).
-            let grows = (pass.may_grow() && grown < MAX_GROWTH).then_some(&self.accepted);
+            // Nor may a pump grow again a script it was rolled back to: its values may change
+            // from run to run (see `freeze_values`), so its texts are new every time.
+            let grows = (pass.may_grow()
+                && grown < MAX_GROWTH
+                && !(pass.is_pump() && self.rolled_back.contains(self.current.text())))
+            .then_some(&self.accepted);
             let rules = Rules {
                 constant_asserts: self.constant_asserts,
                 // The arguments the torch passes own keep their kind under any other pass.

@@ -2,15 +2,15 @@
 //!
 //! A fixture lives in `fixtures/<pass name>/`; its snapshot lists each candidate in the order
 //! the pass proposes it, whether the result parses, and the result as a diff of the fixture.
-//! A pass that reads where the script fails takes it from `<fixture>.crash.json`, in the form
-//! the probe reports it.
+//! A pass that reads where the script fails takes it from `<fixture>.crash.json` (and what
+//! module-level code computed from `<fixture>.values.json`), in the form the probe reports it.
 
 use std::fmt::Write;
 use std::path::Path;
 
 use scrub_reducers::pass::by_name;
 use scrub_reducers::python::{PythonVersion, Script, is_valid};
-use scrub_reducers::{Crash, Frame};
+use scrub_reducers::{Computed, Crash, Frame};
 use similar::TextDiff;
 
 const VERSION: PythonVersion = PythonVersion::PY311;
@@ -63,12 +63,19 @@ fn render(path: &Path) -> String {
     out
 }
 
-/// The crash recorded beside a fixture, as the probe reports it.
+/// The crash recorded beside a fixture, as the probe reports it: its frames, and what the
+/// module-level code computed in `<fixture>.values.json` when there is one.
 fn crash_of(fixture: &Path) -> Crash {
-    let path = fixture.with_extension("crash.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let frames: Vec<Frame> = serde_json::from_str(&text).expect("the probe's JSON");
-    Crash { frames }
+    let read = |extension: &str| {
+        let path = fixture.with_extension(extension);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let frames: Vec<Frame> = serde_json::from_str(&read("crash.json")).expect("the probe's JSON");
+    let computed: Vec<Computed> = match fixture.with_extension("values.json").exists() {
+        true => serde_json::from_str(&read("values.json")).expect("the probe's JSON"),
+        false => Vec::new(),
+    };
+    Crash { frames, computed }
 }
 
 #[test]

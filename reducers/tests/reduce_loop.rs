@@ -377,6 +377,7 @@ impl Oracle for Crashing {
                     ("self.values".into(), "{}".into()),
                 ],
             }],
+            computed: Vec::new(),
         })
     }
 }
@@ -529,4 +530,43 @@ fn the_failures_message_is_never_cut_inside_its_literal() {
     assert!(cut.is_empty(), "{cut:?}");
     assert!(kept_seen.len() < free_seen.len());
     assert_eq!(count_lines(&kept), count_lines(&free), "{kept}\n{free}");
+}
+
+#[test]
+fn a_pump_whose_values_change_from_run_to_run_is_not_tried_for_ever() {
+    // The probe reports a new value for `g(x)` every time it runs (an unseeded draw): each
+    // freeze is a text never seen before, and none pays off.
+    struct Drifting(usize);
+    impl Oracle for Drifting {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    ["import torch", "x = f(1)"].iter().all(|n| t.contains(n))
+                        && (t.contains("y = g(x)") || t.contains("y = torch.tensor(["))
+                })
+                .collect())
+        }
+        fn crash(&mut self, text: &str) -> Option<scrub_reducers::Crash> {
+            self.0 += 1;
+            let line = text.lines().position(|l| l.starts_with("y = g(x)"))? + 1;
+            Some(scrub_reducers::Crash {
+                frames: vec![scrub_reducers::Frame {
+                    line,
+                    ..Default::default()
+                }],
+                computed: vec![scrub_reducers::Computed {
+                    start: (line, 4),
+                    end: (line, 8),
+                    code: format!("torch.tensor([{}.5])", self.0),
+                }],
+            })
+        }
+    }
+    let text = "import torch\nx = f(1)\ny = g(x)\n";
+    let mut oracle = Drifting(0);
+    let out = reduce(text, PASSES, &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(out.stop, StopReason::Fixpoint);
+    assert_eq!(out.text, text);
+    assert!(oracle.0 < 20, "{} probes", oracle.0);
 }

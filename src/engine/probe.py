@@ -10,9 +10,15 @@
 # AssertionError, whose check would then compare rebuilt values). A rebuilt value is
 # equivalent, not equal (a large tensor becomes random numbers of its shape): the oracle
 # decides whether it still fails. The report is the last stderr line, after "scrub-probe: ".
+#
+# The script runs instrumented (see `instrument`): the calls, operators and subscripts of its
+# code (module-level code alone when a function may be compiled or traced) keep the last
+# torch or numpy value they computed, and the line after
+# "scrub-probe-values: " gives each one's place and a constructor of that value (floats to
+# four significant digits), again not for an AssertionError.
 import ast
+import builtins
 import json
-import runpy
 import sys
 import types
 
@@ -20,6 +26,12 @@ MAX_FRAMES = 4
 MAX_VALUE = 4000
 # Tensors and arrays with at most this many elements keep their values.
 MAX_EXACT = 16
+# The global through which instrumented code hands over what it computed.
+RECORD = "__scrub_record__"
+# What instrumented code computed: the place of each wrapped expression, by number, and the
+# last torch or numpy value each one computed.
+PLACES = []
+SEEN = {}
 
 
 def literal(value):
@@ -44,7 +56,7 @@ def exact(value, globals_):
     if isinstance(value, (type, types.FunctionType, types.ModuleType)):
         return None
     # Tensors, modules and arrays are constructor()'s, and their reprs are costly.
-    if type(value).__module__.split(".")[0] in ("torch", "numpy"):
+    if (getattr(type(value), "__module__", None) or "").split(".")[0] in ("torch", "numpy"):
         return None
     try:
         text = repr(value)
@@ -116,6 +128,10 @@ def module_name(globals_, module):
     return None
 
 
+# Significant digits of the floats that constructors write; None: every digit.
+DIGITS = None
+
+
 def number_text(x):
     """A Python number as code, NaN and infinities included."""
     if isinstance(x, float):
@@ -123,6 +139,9 @@ def number_text(x):
             return "float('nan')"
         if x in (float("inf"), float("-inf")):
             return "float('%s')" % ("inf" if x > 0 else "-inf")
+        if DIGITS is not None:
+            text = "%.*g" % (DIGITS, x)
+            return text if any(c in text for c in ".e") else text + ".0"
     return repr(x)
 
 
@@ -441,20 +460,117 @@ def report(exc, path):
     # An accuracy check (`assert_close(actual, expected)`) fed rebuilt random tensors would
     # fail without the computation it checks: no constructors for an AssertionError.
     rebuild = not isinstance(exc, AssertionError)
+    # What the code computed, before `frame_facts` evaluates the failing lines' expressions
+    # again (which may run instrumented code).
+    values = []
+    if rebuild and frames:
+        globals_ = frames[-1][0].f_globals
+        global DIGITS
+        # Floats to four significant digits, as a person writes them.
+        DIGITS = 4
+        for number, value in sorted(SEEN.items()):
+            code = constructor(value, globals_)
+            start, end = PLACES[number]
+            if code is not None:
+                values.append({"start": start, "end": end, "code": code})
+        DIGITS = None
     facts = [
         frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path, rebuild)
         for i, (f, line) in enumerate(frames)
     ]
+    sys.stderr.write("\nscrub-probe-values: " + json.dumps(values))
     sys.stderr.write("\nscrub-probe: " + json.dumps(facts) + "\n")
+
+
+class Wrap(ast.NodeTransformer):
+    """Wraps the calls, operators and subscripts of the script (not a call's callee) in
+    `__scrub_record__(N, …)`, numbering their places in `PLACES`; with `functions` false,
+    only those of module-level code (not of functions, classes, lambdas or comprehensions,
+    whose code may be compiled or traced)."""
+
+    def __init__(self, functions):
+        self.functions = functions
+
+    def visit_FunctionDef(self, node):
+        return self.generic_visit(node) if self.functions else node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_FunctionDef
+
+    def visit_Call(self, node):
+        # The callee itself stays as it is: `nn.Linear(2, 1)(x)` records the call, not the
+        # module; what the callee computes inside is wrapped.
+        node.func = self.generic_visit(node.func)
+        node.args = [self.visit(a) for a in node.args]
+        for keyword in node.keywords:
+            keyword.value = self.visit(keyword.value)
+        return self.wrap(node)
+
+    def visit_BinOp(self, node):
+        return self.wrap(self.generic_visit(node))
+
+    visit_UnaryOp = visit_BinOp
+
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        return self.wrap(node) if isinstance(node.ctx, ast.Load) else node
+
+    def wrap(self, node):
+        PLACES.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+        call = ast.Call(
+            func=ast.Name(id=RECORD, ctx=ast.Load()),
+            args=[ast.Constant(len(PLACES) - 1), node],
+            keywords=[],
+        )
+        return ast.copy_location(call, node)
+
+
+def record(number, value):
+    """Keeps `value` when it is torch's or numpy's, as the last value of place `number`."""
+    if (getattr(type(value), "__module__", None) or "").split(".")[0] in ("torch", "numpy"):
+        SEEN[number] = value
+    return value
+
+
+# Words of a script whose functions may be compiled, traced or transformed: only its
+# module-level code is wrapped.
+TRACED = ("compile", "dynamo", "torch.export", "make_fx", "symbolic_trace", "torch.func",
+          "functorch", "vmap", "torch.jit")
+
+
+def instrument(source, path, globals_):
+    """`source` compiled as `path` with its expressions wrapped (see `Wrap`; only those of
+    module-level code when a function may be traced) and `globals_` given the function they
+    call; plain when the script imports neither torch nor numpy, or the wrapping fails."""
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    PLACES.clear()
+    SEEN.clear()
+    if "torch" not in text and "numpy" not in text:
+        return compile(source, path, "exec")
+    globals_[RECORD] = record
+    try:
+        tree = ast.parse(source, path)
+        functions = not any(word in text for word in TRACED)
+        tree = ast.fix_missing_locations(Wrap(functions).visit(tree))
+        return compile(tree, path, "exec")
+    except Exception:
+        PLACES.clear()
+        return compile(source, path, "exec")
 
 
 if __name__ == "__main__":
     sys.argv = ["repro.py"]
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__="repro.py", __builtins__=builtins, __cached__=None)
+    with open("repro.py", "rb") as fh:
+        code = instrument(fh.read(), "repro.py", main.__dict__)
+    sys.modules["__main__"] = main
     try:
-        runpy.run_path("repro.py", run_name="__main__")
+        exec(code, main.__dict__)
     except SystemExit:
         raise
     except BaseException as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
         try:
             report(exc, "repro.py")
         except Exception:

@@ -1,13 +1,14 @@
 //! Where a failing script fails: the frames of the script on its traceback, with the values
 //! that each frame's line read (see `probe.py`, which runs the script and reports them).
 
-use scrub_reducers::{Crash, Frame};
+use scrub_reducers::{Computed, Crash, Frame};
 
 use crate::engine::process::Outcome;
 
 /// The probe, run as `python -c SOURCE` or loaded by a warm worker.
 pub const SOURCE: &str = include_str!("probe.py");
 const MARK: &str = "scrub-probe: ";
+const VALUES: &str = "scrub-probe-values: ";
 
 /// The cache key of the probe's run of `text`: no script holds a NUL byte, so none has it.
 /// It names the probe too, whose report changes with it.
@@ -21,7 +22,13 @@ pub fn crash(outcome: &Outcome) -> Option<Crash> {
     let stderr = &outcome.stderr;
     let report = stderr.lines().rev().find_map(|l| l.strip_prefix(MARK))?;
     let frames: Vec<Frame> = serde_json::from_str(report).ok()?;
-    (!frames.is_empty()).then_some(Crash { frames })
+    let computed: Vec<Computed> = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(VALUES))
+        .and_then(|values| serde_json::from_str(values).ok())
+        .unwrap_or_default();
+    (!frames.is_empty()).then_some(Crash { frames, computed })
 }
 
 #[cfg(test)]
@@ -85,6 +92,15 @@ mod tests {
     fn a_value_that_is_no_literal_is_left_out() {
         let crash = probe("def f(x):\n    return x.missing\n\nf(object())\n").expect("reported");
         assert!(crash.frames[0].values.is_empty(), "{:?}", crash.frames[0]);
+    }
+
+    #[test]
+    fn a_script_the_probe_cannot_instrument_runs_as_it_is() {
+        // A negative literal may not be wrapped in a pattern: the script runs unwrapped.
+        let text = "match -1:\n    case -1:\n        x = {}\nx['k']\n";
+        let crash = probe(text).expect("reported");
+        assert_eq!(crash.frames[0].line, 4);
+        assert!(crash.computed.is_empty());
     }
 
     #[test]

@@ -54,7 +54,9 @@ use super::{delete_stmt, is_target, line_of};
 use crate::crash::{Crash, Frame};
 use crate::edit::{Candidate, Edit, apply_edits_within, overlaps};
 use crate::pass::Pass;
-use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, child_bodies, exprs_of, span};
+use crate::python::{
+    Expr, Ranged, Script, Stmt, all_exprs, assignment, child_bodies, exprs_of, span,
+};
 
 pub struct JumpToCrash;
 
@@ -253,15 +255,17 @@ impl<'a> Failing<'a> {
                     .chain(bare)
                     .collect();
             }
-            (
-                Stmt::Expr(_)
-                | Stmt::Assign(_)
-                | Stmt::AnnAssign(_)
-                | Stmt::AugAssign(_)
-                | Stmt::Assert(_)
-                | Stmt::Delete(_),
-                false,
-            ) => self.moved(span(stmt), whole()),
+            (Stmt::Assign(_) | Stmt::AnnAssign(_), false) => {
+                // `self.attn = nn.MultiheadAttention(…)` reads a `self` no value rebuilds:
+                // the value alone, which runs before anything is stored.
+                self.moved(span(stmt), whole()).or_else(|| {
+                    let (_, value) = assignment(stmt)?;
+                    self.moved(span(value), exprs_of(value))
+                })
+            }
+            (Stmt::Expr(_) | Stmt::AugAssign(_) | Stmt::Assert(_) | Stmt::Delete(_), false) => {
+                self.moved(span(stmt), whole())
+            }
             (Stmt::If(s), true) => self.moved(span(&*s.test), exprs_of(&s.test)),
             (Stmt::While(s), true) => self.moved(span(&*s.test), exprs_of(&s.test)),
             (Stmt::For(s), true) if !s.is_async => self
@@ -365,7 +369,13 @@ mod tests {
     fn results(text: &str, frames: Vec<Frame>) -> Vec<String> {
         let script = Script::parse(text, PythonVersion::PY311).expect("fixture parses");
         JumpToCrash
-            .candidates_at(&script, &Crash { frames })
+            .candidates_at(
+                &script,
+                &Crash {
+                    frames,
+                    computed: Vec::new(),
+                },
+            )
             .iter()
             .map(|c| c.apply(text).expect("edits apply"))
             .collect()
@@ -414,6 +424,17 @@ mod tests {
         let texts = results(text, frames);
         assert_eq!(
             texts[0], "import torch\ntorch.nn.Linear(400, 1024).double()(torch.randn(8, 400))\n",
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn an_attribute_of_an_unknown_self_leaves_the_value_alone() {
+        let text = "import torch.nn as nn\nclass B(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.attn = nn.MultiheadAttention(d, 3)\nB(4)\n";
+        let frames = vec![frame(5, &["self", "d"], &[("d", "4"), ("nn", "nn")])];
+        let texts = results(text, frames);
+        assert_eq!(
+            texts[0], "import torch.nn as nn\nnn.MultiheadAttention(4, 3)\n",
             "{texts:?}"
         );
     }

@@ -13,7 +13,8 @@ process group of its own, and answers `{"pid": P}` at once and `{"pid": P, "stat
 is gone. The child behaves as `python S` would: uncaught
 exceptions are printed by sys.excepthook and exit with status 1, SystemExit is honoured,
 non-daemon threads are joined and atexit handlers run before it exits. With "probe" (the path
-of scrub's probe.py), an uncaught exception is also reported as the probe reports it.
+of scrub's probe.py), the script runs as the probe instruments it, and an uncaught exception
+is also reported as the probe reports it.
 """
 
 import ast
@@ -111,6 +112,14 @@ def execute(script, probe=None):
     import types
 
     code = 0
+    prober = None
+    if probe:
+        try:
+            import runpy
+
+            prober = runpy.run_path(probe, run_name="scrub_probe")
+        except BaseException:
+            pass
     try:
         with open(script, "rb") as fh:
             source = fh.read()
@@ -122,6 +131,9 @@ def execute(script, probe=None):
             return 1
         main = types.ModuleType("__main__")
         main.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None)
+        if prober is not None:
+            # The probe's instrumented code, which keeps what module-level code computed.
+            compiled = prober["instrument"](source, script, main.__dict__)
         sys.modules["__main__"] = main
         exec(compiled, main.__dict__)
     except SystemExit as exc:
@@ -137,11 +149,9 @@ def execute(script, probe=None):
             sys.excepthook(type(exc), exc, exc.__traceback__)
         except BaseException:
             traceback.print_exception(type(exc), exc, exc.__traceback__)
-        if probe:
+        if prober is not None:
             try:
-                import runpy
-
-                runpy.run_path(probe, run_name="scrub_probe")["report"](exc, script)
+                prober["report"](exc, script)
             except BaseException:
                 pass
         code = 1
