@@ -23,7 +23,9 @@
 //! pump, kept only if the rounds after it make the script smaller than before.
 //!
 //! The statement moves as it is, but `return e` becomes `e`, the header of an `if` or `while`
-//! its test, and the header of a `for` the loop with `pass` for a body. A `raise … from exc`
+//! its test, the header of a `for` the loop with `pass` for a body, and an assignment whose
+//! target reads a local no value rebuilds (`self.attn = nn.MultiheadAttention(d, h)`) its
+//! value alone, which runs before anything is stored. A `raise … from exc`
 //! whose cause was a local loses its cause.
 //!
 //! ## Example
