@@ -61,8 +61,8 @@ pub trait Pass: Sync {
 ///
 /// The jump to the failing statement first: when the values it read are literals, it removes
 /// nearly everything in one step; then the tensors and modules that the script computed in
-/// place of the code that computed them (one probe run serves both). Then large deletions, since they make every later pass
-/// cheaper, the setup (logging, seeding, environment, distributed init) that repros carry
+/// place of the code that computed them (one probe run serves both). Then large deletions,
+/// since they make every later pass cheaper, the setup (logging, seeding, environment, distributed init) that repros carry
 /// around their failure, and type annotations (one candidate for all of them, after which
 /// annotated assignments are plain ones that propagation knows). Right after
 /// them the PyTorch passes that move a repro to the CPU and float32 and shrink its tensor and layer

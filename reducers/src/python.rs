@@ -81,6 +81,17 @@ impl Script {
     pub fn slice(&self, node: &impl Ranged) -> &str {
         &self.text[node.range().start().to_usize()..node.range().end().to_usize()]
     }
+
+    /// The source text of `expr` as it may stand in a tuple, as an argument or in place of
+    /// a name: parenthesized unless atomic.
+    pub fn operand(&self, expr: &Expr) -> String {
+        let code = self.slice(expr);
+        if is_atomic(expr) {
+            code.to_string()
+        } else {
+            format!("({code})")
+        }
+    }
 }
 
 /// The first syntax error of `text` under `version`: its 1-based line and a message.

@@ -56,7 +56,7 @@ def exact(value, globals_):
     if isinstance(value, (type, types.FunctionType, types.ModuleType)):
         return None
     # Tensors, modules and arrays are constructor()'s, and their reprs are costly.
-    if (getattr(type(value), "__module__", None) or "").split(".")[0] in ("torch", "numpy"):
+    if torch_or_numpy(value):
         return None
     try:
         text = repr(value)
@@ -72,6 +72,11 @@ def exact(value, globals_):
     except Exception:
         pass
     return None
+
+
+def torch_or_numpy(value):
+    """Whether `value` is of a class of torch or numpy."""
+    return (getattr(type(value), "__module__", None) or "").split(".")[0] in ("torch", "numpy")
 
 
 def rebuilds(node, globals_):
@@ -128,27 +133,24 @@ def module_name(globals_, module):
     return None
 
 
-# Significant digits of the floats that constructors write; None: every digit.
-DIGITS = None
-
-
-def number_text(x):
-    """A Python number as code, NaN and infinities included."""
+def number_text(x, digits=None):
+    """A Python number as code, NaN and infinities included; a float to `digits` significant
+    digits when given."""
     if isinstance(x, float):
         if x != x:
             return "float('nan')"
         if x in (float("inf"), float("-inf")):
             return "float('%s')" % ("inf" if x > 0 else "-inf")
-        if DIGITS is not None:
-            text = "%.*g" % (DIGITS, x)
+        if digits is not None:
+            text = "%.*g" % (digits, x)
             return text if any(c in text for c in ".e") else text + ".0"
     return repr(x)
 
 
-def nested_text(values):
+def nested_text(values, digits=None):
     if isinstance(values, list):
-        return "[" + ", ".join(nested_text(v) for v in values) + "]"
-    return number_text(values)
+        return "[" + ", ".join(nested_text(v, digits) for v in values) + "]"
+    return number_text(values, digits)
 
 
 def shape_text(shape):
@@ -157,7 +159,7 @@ def shape_text(shape):
     return "(%s,)" % shape[0] if len(shape) == 1 else "(%s)" % ", ".join(shape)
 
 
-def tensor_code(t, torch, tn):
+def tensor_code(t, torch, tn, digits=None):
     """Code that builds a tensor like `t`: its values when small, else its shape and kind."""
     if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
         return None
@@ -193,7 +195,7 @@ def tensor_code(t, torch, tn):
         while isinstance(first, list) and first:
             first = first[0]
         same = kind is not None and (first == [] or python.get(type(first)) == kind)
-        args = [nested_text(listed)] + ([] if same else ["dtype=" + dtype]) + extra
+        args = [nested_text(listed, digits)] + ([] if same else ["dtype=" + dtype]) + extra
         code = "%s.tensor(%s)" % (tn, ", ".join(args))
     else:
         size = ", ".join(str(n) for n in shape)
@@ -313,13 +315,13 @@ def module_code(m, torch, tn, moved=True):
     return code
 
 
-def array_code(a, np, nn_):
+def array_code(a, np, nn_, digits=None):
     """Code that builds a numpy array like `a`: its values when small, else its shape."""
     if type(a) is not np.ndarray or a.dtype.kind not in "biuf":
         return None
     dtype = "%s.%s" % (nn_, a.dtype.name)
     if a.size <= MAX_EXACT:
-        return "%s.array(%s, dtype=%s)" % (nn_, nested_text(a.tolist()), dtype)
+        return "%s.array(%s, dtype=%s)" % (nn_, nested_text(a.tolist(), digits), dtype)
     shape = shape_text(a.shape)
     if a.dtype.kind == "f" and not (a == 0).all():
         return "%s.random.randn(%s).astype(%s)" % (nn_, ", ".join(str(n) for n in a.shape), dtype)
@@ -327,7 +329,7 @@ def array_code(a, np, nn_):
     return "%s.full(%s, %r, dtype=%s)" % (nn_, shape, top.item() if hasattr(top, "item") else top, dtype)
 
 
-def constructor(value, globals_):
+def constructor(value, globals_, digits=None):
     """Code that rebuilds a torch or numpy value under the script's names for them, or None."""
     torch = sys.modules.get("torch")
     np = sys.modules.get("numpy")
@@ -335,7 +337,7 @@ def constructor(value, globals_):
         tn = module_name(globals_, torch)
         if tn is not None:
             if isinstance(value, torch.Tensor):
-                return tensor_code(value, torch, tn)
+                return tensor_code(value, torch, tn, digits)
             if isinstance(value, torch.nn.Module):
                 return module_code(value, torch, tn)
             if isinstance(value, torch.dtype):
@@ -346,7 +348,7 @@ def constructor(value, globals_):
                 return "%s.Size(%r)" % (tn, list(value))
         nn_ = module_name(globals_, np)
         if nn_ is not None and isinstance(value, np.ndarray):
-            return array_code(value, np, nn_)
+            return array_code(value, np, nn_, digits)
     except Exception:
         return None
     return None
@@ -465,15 +467,12 @@ def report(exc, path):
     values = []
     if rebuild and frames:
         globals_ = frames[-1][0].f_globals
-        global DIGITS
-        # Floats to four significant digits, as a person writes them.
-        DIGITS = 4
         for number, value in sorted(SEEN.items()):
-            code = constructor(value, globals_)
+            # Floats to four significant digits, as a person writes them.
+            code = constructor(value, globals_, digits=4)
             start, end = PLACES[number]
             if code is not None:
                 values.append({"start": start, "end": end, "code": code})
-        DIGITS = None
     facts = [
         frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path, rebuild)
         for i, (f, line) in enumerate(frames)
@@ -527,7 +526,7 @@ class Wrap(ast.NodeTransformer):
 
 def record(number, value):
     """Keeps `value` when it is torch's or numpy's, as the last value of place `number`."""
-    if (getattr(type(value), "__module__", None) or "").split(".")[0] in ("torch", "numpy"):
+    if torch_or_numpy(value):
         SEEN[number] = value
     return value
 

@@ -808,7 +808,7 @@ fn prepare(
     // that seed it may fail only by chance, which one run per candidate cannot tell. One that
     // does not may fail on most draws at its own sizes and on few once they shrink. A seed of
     // our own, which no pass removes, keeps every candidate deterministic; the end drops it
-    // again when the result fails without it every time (see `unseeded`).
+    // again when the result fails without it every time (see `without_seed`).
     let seeds_itself = ["manual_seed(", "random.seed(", "np.random.seed("]
         .iter()
         .any(|call| text.contains(call));
@@ -833,10 +833,10 @@ fn prepare(
 const UNSEEDED_RUNS: usize = 8;
 
 /// The reduction's script without the seed that `prepare` inserted (the caller knows it did),
-/// when it fails without it
-/// every time (see [`unseeded`]), and then without what only the seed used (`import torch`,
-/// the blank lines around it). A result with a control keeps the seed: its control may depend
-/// on the draw too.
+/// when it fails the same way without it in each of [`UNSEEDED_RUNS`] fresh runs (a seed that
+/// decides nothing is not part of the repro), and then without what only the seed used
+/// (`import torch`, the blank lines around it). A result with a control keeps the seed: its
+/// control may depend on the draw too.
 #[allow(clippy::too_many_arguments)]
 fn without_seed(
     reduction: &mut scrub_reducers::Reduction,
@@ -853,15 +853,19 @@ fn without_seed(
     if reduction.text.matches(&line).count() != 1 {
         return Ok(());
     }
-    let text = match unseeded(&reduction.text, sig, anchor, workers)? {
-        Ok(text) => text,
-        Err(same) => {
-            run_dir.log(format!(
-                "kept the seed: without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
-            ));
-            return Ok(());
-        }
-    };
+    let text = reduction.text.replacen(&line, "", 1);
+    let same = run_many(&text, UNSEEDED_RUNS, workers)?
+        .iter()
+        .filter(|outcome| {
+            crate::engine::oracle::judge(sig, anchor, &text, outcome) == Verdict::Same
+        })
+        .count();
+    if same < UNSEEDED_RUNS {
+        run_dir.log(format!(
+            "kept the seed: without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
+        ));
+        return Ok(());
+    }
     let what = format!(
         "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
     );
@@ -883,30 +887,6 @@ fn without_seed(
         reduction.stop = again.stop;
     }
     Ok(())
-}
-
-/// `result` without the seed line `prepare` inserted, when it fails the same way in each of
-/// [`UNSEEDED_RUNS`] fresh runs without it: a seed that decides nothing is not part of the
-/// repro. Otherwise, how many of them did.
-fn unseeded(
-    result: &str,
-    sig: &Signature,
-    anchor: &Anchor,
-    workers: &Workers,
-) -> Result<Result<String, usize>> {
-    let line = format!("{}\n", scrub_reducers::prepare::SEED_LINE);
-    let text = result.replacen(&line, "", 1);
-    let same = run_many(&text, UNSEEDED_RUNS, workers)?
-        .iter()
-        .filter(|outcome| {
-            crate::engine::oracle::judge(sig, anchor, &text, outcome) == Verdict::Same
-        })
-        .count();
-    Ok(if same == UNSEEDED_RUNS {
-        Ok(text)
-    } else {
-        Err(same)
-    })
 }
 
 /// Notes `what` in `prepared`, the console and the log, and records `text` as an accepted

@@ -160,7 +160,7 @@ fn lone_sequential(script: &Script, expr: &Expr) -> Option<Candidate> {
             short(script.slice(expr)),
             lines_label(script.text(), &range)
         ),
-        vec![Edit::replace(range, operand(script, module))],
+        vec![Edit::replace(range, script.operand(module))],
     ))
 }
 
@@ -183,16 +183,6 @@ fn index(slice: &Expr) -> Option<i8> {
 /// `[*code][0]`, for an iterable that is not folded here.
 fn first_of(code: &str) -> String {
     format!("[*{code}][0]")
-}
-
-/// `code` as it may stand in a tuple or as an argument: parenthesized unless atomic.
-fn operand(script: &Script, expr: &Expr) -> String {
-    let code = script.slice(expr);
-    if is_atomic(expr) {
-        code.to_string()
-    } else {
-        format!("({code})")
-    }
 }
 
 /// `(a, b)`, or `(a,)` for one element.
@@ -261,8 +251,8 @@ fn dict_entry(
         return None;
     }
     let item = pick(&dict.items);
-    let key = operand(script, item.key.as_ref()?);
-    let value = operand(script, &item.value);
+    let key = script.operand(item.key.as_ref()?);
+    let value = script.operand(&item.value);
     match method {
         "keys" => Some(key),
         "values" => Some(value),
@@ -274,7 +264,7 @@ fn dict_entry(
 /// The last element of a display.
 fn last(script: &Script, iter: &Expr) -> Option<String> {
     if let Some(elts) = display(iter) {
-        return Some(operand(script, &elts[elts.len() - 1]));
+        return Some(script.operand(&elts[elts.len() - 1]));
     }
     dict_entry(script, iter, |items| &items[items.len() - 1])
 }
@@ -282,7 +272,7 @@ fn last(script: &Script, iter: &Expr) -> Option<String> {
 /// The first element `iter` yields, as code, when it can be written without iterating.
 fn first(script: &Script, iter: &Expr) -> Option<String> {
     if let Some(elts) = display(iter) {
-        return Some(operand(script, &elts[0]));
+        return Some(script.operand(&elts[0]));
     }
     if let Some(entry) = dict_entry(script, iter, |items| &items[0]) {
         return Some(entry);
@@ -306,14 +296,14 @@ fn first(script: &Script, iter: &Expr) -> Option<String> {
         "iter" if is_builtin_call(call, "iter", 1) => Some(first_of(script.slice(&args[0]))),
         "range" if keywords.is_empty() => match &args[..] {
             [_] => Some("0".to_string()),
-            [a, ..] => Some(operand(script, a)),
+            [a, ..] => Some(script.operand(a)),
             [] => None,
         },
         "enumerate" => {
             let start = match (&args[..], &keywords[..]) {
                 ([_], []) => "0".to_string(),
-                ([_, start], []) => operand(script, start),
-                ([_], [k]) if k.arg.as_deref() == Some("start") => operand(script, &k.value),
+                ([_, start], []) => script.operand(start),
+                ([_], [k]) if k.arg.as_deref() == Some("start") => script.operand(&k.value),
                 _ => return None,
             };
             Some(tuple(&[start, first_of(script.slice(&args[0]))]))
@@ -331,7 +321,7 @@ fn first(script: &Script, iter: &Expr) -> Option<String> {
                 .collect();
             Some(format!(
                 "{}({})",
-                operand(script, &args[0]),
+                script.operand(&args[0]),
                 firsts.join(", ")
             ))
         }
@@ -342,7 +332,7 @@ fn first(script: &Script, iter: &Expr) -> Option<String> {
         _ if calls(call, "TensorDataset") && !args.is_empty() && keywords.is_empty() => {
             let rows: Vec<String> = args
                 .iter()
-                .map(|a| format!("{}[0]", operand(script, a)))
+                .map(|a| format!("{}[0]", script.operand(a)))
                 .collect();
             Some(tuple(&rows))
         }
@@ -363,7 +353,7 @@ fn first_batch(script: &Script, call: &ast::ExprCall) -> Option<String> {
     };
     let dataset = args.first().or_else(|| keyword("dataset"))?;
     let batch = match args.get(1).or_else(|| keyword("batch_size")) {
-        Some(b) => operand(script, b),
+        Some(b) => script.operand(b),
         None => "1".to_string(),
     };
     let Expr::Call(dataset) = dataset else {
@@ -379,7 +369,7 @@ fn first_batch(script: &Script, call: &ast::ExprCall) -> Option<String> {
     }
     let parts: Vec<String> = tensors
         .iter()
-        .map(|t| format!("{}[:{batch}]", operand(script, t)))
+        .map(|t| format!("{}[:{batch}]", script.operand(t)))
         .collect();
     Some(format!("[{}]", parts.join(", ")))
 }

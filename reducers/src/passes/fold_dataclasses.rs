@@ -50,7 +50,7 @@ use std::ops::Range;
 use super::{first_param, line_of, match_arguments};
 use crate::edit::{Candidate, Edit, apply_edits_within};
 use crate::pass::Pass;
-use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_atomic, is_literal, span};
+use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_literal, span};
 
 pub struct FoldDataclasses;
 
@@ -197,11 +197,7 @@ impl<'a> Record<'a> {
         for ((name, default), arg) in self.fields.iter().zip(args) {
             let given = match (arg, default) {
                 (Some(arg), _) => Given {
-                    text: if is_atomic(arg) {
-                        script.slice(arg).to_string()
-                    } else {
-                        format!("({})", script.slice(arg))
-                    },
+                    text: script.operand(arg),
                     simple: is_literal(arg) || matches!(arg, Expr::Name(_)),
                 },
                 (None, Some(default)) => Given {

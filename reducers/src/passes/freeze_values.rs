@@ -5,14 +5,14 @@
 //! and arithmetic before the call that fails. The probe runs a script that imports torch or
 //! numpy with each call, operator and subscript keeping the last tensor, module or numpy
 //! array it computed (of module-level code only when a function may be compiled, traced or
-//! transformed: instrumented code would trace differently), and reports them as constructors (see [`Computed`]): a tensor of at
-//! most 16 elements by its values (floats to four significant digits), a larger one by its
-//! shape and kind, a standard `torch.nn` module by its constructor. Each candidate replaces
-//! one expression that reads a variable by its constructor, the largest expression first (at
-//! most 24 a round), and a random draw by the values it drew (`torch.randn(1)` →
-//! `torch.tensor([-0.5])`, so that the seed can go); the oracle decides whether the failing call still fails with an
-//! equivalent value in place of the computed one. Deletion then removes what only fed the
-//! expression.
+//! transformed: instrumented code would trace differently), and reports them as
+//! constructors (see [`Computed`]): a tensor of at most 16 elements by its values (floats to
+//! four significant digits), a larger one by its shape and kind, a standard `torch.nn`
+//! module by its constructor. Each candidate replaces one expression that reads a variable
+//! by its constructor, the largest expression first (at most 24 a round), or a random draw
+//! by the values it drew (`torch.randn(1)` → `torch.tensor([-0.5])`, so that the seed can
+//! go); the oracle decides whether the failing call still fails with an equivalent value in
+//! place of the computed one. Deletion then removes what only fed the expression.
 //!
 //! A candidate may grow the script (sixteen numbers are longer than `lin(x)`): it is a
 //! pump, kept only if the rounds after it make the script smaller than before.
@@ -36,7 +36,6 @@
 //! and values other than tensors, standard modules and arrays. A value computed in a
 //! function called many times is its last one, the one of the failing call.
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::crash::{Computed, Crash};
@@ -73,36 +72,32 @@ impl Pass for FreezeValues {
 
     fn candidates_at(&self, script: &Script, crash: &Crash) -> Vec<Candidate> {
         let text = script.text();
-        // Constructors already (`torch.zeros(4)`, reading no variable) are left alone, but
-        // for a random one whose values the probe gives (`torch.randn(1)` →
-        // `torch.tensor([-0.5])`): the seed, and the draws before it, may then go.
-        // Every candidate removes a read of a variable, or else a random draw: values that
-        // change from run to run cannot take turns for ever.
-        let reading: HashSet<Range<usize>> = {
-            let imported = imported_names(script.body(), true);
-            let exprs = all_exprs(script.body());
-            let names: Vec<Range<usize>> = exprs
+        // Every candidate removes a read of a variable, or else a random draw whose values
+        // the probe gives (`torch.randn(1)` → `torch.tensor([-0.5])`, so that the seed and the
+        // draws before it may go): a constructor already (`torch.zeros(4)`) is left alone, and
+        // values that change from run to run cannot take turns for ever.
+        let imported = imported_names(script.body(), true);
+        let variables: Vec<Range<usize>> = all_exprs(script.body())
+            .into_iter()
+            .filter_map(|e| match e {
+                Expr::Name(n) if !imported.contains(n.id.as_str()) => Some(span(n)),
+                _ => None,
+            })
+            .collect();
+        let reads_variable = |r: &Range<usize>| {
+            variables
                 .iter()
-                .filter_map(|e| match e {
-                    Expr::Name(n) if !imported.contains(n.id.as_str()) => Some(span(n)),
-                    _ => None,
-                })
-                .collect();
-            exprs
-                .iter()
-                .map(|e| span(*e))
-                .filter(|r| names.iter().any(|n| r.start <= n.start && n.end <= r.end))
-                .collect()
+                .any(|n| r.start <= n.start && n.end <= r.end)
         };
-        let exact = |code: &str| code.contains(".tensor(") || code.contains(".array(");
+        let drawn = |r: &Range<usize>, code: &str| {
+            text[r.clone()].contains(".rand")
+                && (code.contains(".tensor(") || code.contains(".array("))
+        };
         let mut places: Vec<(Range<usize>, &Computed)> = crash
             .computed
             .iter()
             .filter_map(|c| Some((range(text, c)?, c)))
-            .filter(|(r, c)| {
-                let random = text[r.clone()].contains(".rand") && exact(&c.code);
-                text[r.clone()] != c.code && (reading.contains(r) || random)
-            })
+            .filter(|(r, c)| text[r.clone()] != c.code && (reads_variable(r) || drawn(r, &c.code)))
             .collect();
         places.sort_by_key(|(r, _)| std::cmp::Reverse(r.len()));
         places.dedup_by(|a, b| a.0 == b.0);

@@ -220,13 +220,7 @@ fn inline_expression(
             if uses > 1 && !matches!(arg, Expr::Name(_)) && !crate::python::is_literal(arg) {
                 return None;
             }
-            let arg_text = script.slice(arg);
-            let replacement = if is_atomic(arg) {
-                arg_text.to_string()
-            } else {
-                format!("({arg_text})")
-            };
-            edits.push(Edit::replace(o.range.clone(), replacement));
+            edits.push(Edit::replace(o.range.clone(), script.operand(arg)));
         } else if scopes.resolve(o.name, at_call) != scopes.resolve_occurrence(o) {
             return None;
         }

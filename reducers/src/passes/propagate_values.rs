@@ -649,12 +649,7 @@ fn look_up_displays(script: &Script) -> Vec<Candidate> {
             continue;
         };
         let at = span(expr);
-        let value = script.slice(entry);
-        let value = if is_atomic(entry) {
-            value.to_string()
-        } else {
-            format!("({value})")
-        };
+        let value = script.operand(entry);
         out.push(Candidate::new(
             format!(
                 "replace `{}` by its entry `{}` at line {}",

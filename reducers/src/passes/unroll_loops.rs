@@ -165,12 +165,7 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         for row in &items {
             let mut edits = Vec::new();
             for (item, ranges) in row.iter().zip(&reads) {
-                let value = script.slice(*item);
-                let value = if crate::python::is_atomic(item) {
-                    value.to_string()
-                } else {
-                    format!("({value})")
-                };
+                let value = script.operand(item);
                 edits.extend(
                     ranges
                         .iter()

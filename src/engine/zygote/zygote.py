@@ -123,17 +123,18 @@ def execute(script, probe=None):
     try:
         with open(script, "rb") as fh:
             source = fh.read()
+        main = types.ModuleType("__main__")
+        main.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None)
         try:
-            compiled = compile(source, script, "exec")
+            if prober is not None:
+                # The probe's instrumented code, which keeps what the script computed.
+                compiled = prober["instrument"](source, script, main.__dict__)
+            else:
+                compiled = compile(source, script, "exec")
         except SyntaxError as exc:
             # Python reports a script that does not compile without a traceback.
             traceback.print_exception(type(exc), exc, None)
             return 1
-        main = types.ModuleType("__main__")
-        main.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None)
-        if prober is not None:
-            # The probe's instrumented code, which keeps what module-level code computed.
-            compiled = prober["instrument"](source, script, main.__dict__)
         sys.modules["__main__"] = main
         exec(compiled, main.__dict__)
     except SystemExit as exc:
