@@ -307,6 +307,30 @@ fn a_seed_that_decides_nothing_is_removed_again() {
 }
 
 #[test]
+fn a_seed_that_decides_nothing_goes_from_a_guarded_result_too() {
+    // The control (the function called eagerly) passes on any draw, and the compiled call
+    // fails on any: the seed decides nothing for either.
+    let text = "import torch\ndef f(x):\n    return x if x.mean() > 0 else -x\nx = torch.randn(2)\ntorch.compile(f, backend=\"eager\", fullgraph=True)(x)\n";
+    let sig = "torch._dynamo.exc.Unsupported: Data-dependent branching";
+    let Some((summary, result)) = reduce_json(text, sig, &["--exhaustive"]) else {
+        return;
+    };
+    assert!(summary["control"].is_string(), "{summary}");
+    assert!(
+        summary["prepared"]
+            .as_array()
+            .unwrap()
+            .last()
+            .and_then(|p| p.as_str())
+            .unwrap_or_default()
+            .starts_with("removed the seed again"),
+        "{summary}"
+    );
+    assert!(!result.contains("manual_seed"), "{result}");
+    assert_eq!(summary["verified"], true);
+}
+
+#[test]
 fn a_seed_that_a_shrunk_draw_needs_is_kept() {
     // 20000 draws almost surely hold one near 0.4963, so the original fails on any draw; once
     // the size shrinks to 1, only the seed's draw (0.49626) does. The check is kept as it is,

@@ -34,6 +34,14 @@ pub trait Pass: Sync {
         false
     }
 
+    /// Whether the pass edits inside statements (an argument, an element, a sub-expression, a
+    /// value): it proposes several candidates per expression, and what it shrinks is often
+    /// deleted whole later. A round runs it only once a round of the other passes changed
+    /// nothing, so that it works on a script that deletion has already made small.
+    fn is_fine(&self) -> bool {
+        false
+    }
+
     /// Whether the pass still runs once after the reduction stopped at its target: the
     /// cosmetic ones, and dropping the imports that nothing uses any more (the target does
     /// not count imports, so nothing else would).

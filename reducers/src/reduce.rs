@@ -58,6 +58,8 @@ pub struct Progress<'a> {
     pub round: usize,
     /// The current script: the last one accepted.
     pub text: &'a str,
+    /// What the last accepted candidate did, when this reports one.
+    pub step: Option<&'a str>,
     pub lines: usize,
     pub bytes: usize,
 }
@@ -314,10 +316,12 @@ impl Run<'_> {
             .is_some_and(|t| code_lines(&self.current) < t)
     }
 
-    /// Rounds of every pass until the target is met, a round changes nothing, or the oracle
-    /// is interrupted.
+    /// Rounds of the passes until the target is met, a round of every pass changes nothing,
+    /// or the oracle is interrupted. The fine passes (see [`Pass::is_fine`]) wait for a
+    /// round of the others that changed nothing; after a round that changed something, the
+    /// next one leaves them out again.
     fn rounds(&mut self, passes: &[&dyn Pass]) -> StopReason {
-        let mut patient = false;
+        let (mut patient, mut fine) = (false, false);
         loop {
             if self.target_met() {
                 return StopReason::TargetReached;
@@ -328,14 +332,25 @@ impl Run<'_> {
             let order = self.schedule(passes);
             // Whether a pass read where the script fails this round, and whether one won.
             let (mut crash_read, mut crash_won) = (false, false);
+            // Whether a pass that is not cosmetic changed the script: tidying alone opens
+            // nothing up for another round.
+            let mut progressed = false;
             for (n, &i) in order.iter().enumerate() {
+                if passes[i].is_fine() && !fine {
+                    continue;
+                }
                 let accepted = self.stats[i].accepted;
-                let following = order.get(n + 1).map(|&j| passes[j]);
+                let following = order[n + 1..]
+                    .iter()
+                    .map(|&j| passes[j])
+                    .find(|p| fine || !p.is_fine());
                 let end = self.pass(i, passes[i], patient, following);
+                let won = self.stats[i].accepted != accepted;
                 if passes[i].reads_crash() {
                     crash_read = true;
-                    crash_won |= self.stats[i].accepted != accepted;
+                    crash_won |= won;
                 }
+                progressed |= won && !passes[i].is_cosmetic();
                 match end {
                     Err(Interrupted) => return StopReason::Interrupted,
                     Ok(PassEnd::TargetReached) => return StopReason::TargetReached,
@@ -343,18 +358,24 @@ impl Run<'_> {
                     Ok(PassEnd::Exhausted) => {}
                 }
             }
+            // Patience is counted in rounds of every pass, which give the others their turn.
             if crash_won {
                 self.crash_misses = 0;
-            } else if crash_read {
+            } else if crash_read && fine {
                 self.crash_misses += 1;
             }
-            self.judge_pumps(false);
-            if self.current.text() != at_start {
-                patient = false;
+            // A pump is judged once every pass has had a round after it.
+            let rolled_back = fine && self.judge_pumps(false);
+            if (progressed && self.current.text() != at_start) || rolled_back {
+                (patient, fine) = (false, false);
             } else if gave_up {
                 // Every candidate gets its turn before the loop calls this a fixpoint.
                 patient = true;
-            } else if !self.judge_pumps(true) {
+            } else if !fine {
+                (patient, fine) = (false, true);
+            } else if self.judge_pumps(true) {
+                (patient, fine) = (false, false);
+            } else {
                 return StopReason::Fixpoint;
             }
         }
@@ -558,6 +579,7 @@ impl Run<'_> {
             self.ahead.stale();
             (own, later, after, after_later) = (HashSet::new(), 0, None, 0);
             let (mut accepted, mut parts) = (window[first].1.clone(), 1);
+            let mut step = candidates[window[first].0].description.clone();
             let mut merged = candidates[window[first].0].clone();
             let mut merged_parts = 1;
             for &w in &wins[1..] {
@@ -577,6 +599,7 @@ impl Run<'_> {
                 self.stats[i].candidates += 1;
                 if verdict {
                     (accepted, parts) = (text, merged_parts);
+                    step = merged.description.clone();
                 }
             }
             self.stats[i].accepted += parts;
@@ -593,8 +616,10 @@ impl Run<'_> {
             }
             self.current =
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
-            self.oracle
-                .progress(&progress(pass.name(), self.round, &self.current));
+            self.oracle.progress(&Progress {
+                step: Some(&step),
+                ..progress(pass.name(), self.round, &self.current)
+            });
             if self.target_met() && !pass.finishes() {
                 self.ahead.stale();
                 return Ok(PassEnd::TargetReached);
@@ -732,6 +757,7 @@ fn progress<'a>(pass: &'a str, round: usize, script: &'a Script) -> Progress<'a>
         pass,
         round,
         text: script.text(),
+        step: None,
         lines: count_lines(script.text()),
         bytes: script.text().len(),
     }

@@ -231,8 +231,9 @@ fn a_pass_refused_again_and_again_is_set_aside_then_retried_in_full_before_the_f
     };
     let out = reduce(BLOATED, PASSES, &mut Refuses(Vec::new()), &impatient).unwrap();
     assert_eq!(out.stop, StopReason::Fixpoint);
+    // Without the fine passes, then patiently; with them, then patiently.
     assert_eq!(
-        out.rounds, 2,
+        out.rounds, 4,
         "a round that gave up is followed by a patient one"
     );
     let patient = Options {
@@ -241,12 +242,43 @@ fn a_pass_refused_again_and_again_is_set_aside_then_retried_in_full_before_the_f
         ..Options::default()
     };
     let full = reduce(BLOATED, PASSES, &mut Refuses(Vec::new()), &patient).unwrap();
-    assert_eq!(full.rounds, 1);
+    assert_eq!(full.rounds, 2);
     let judged =
         |r: &scrub_reducers::Reduction| r.passes.iter().map(|p| p.candidates).sum::<usize>();
     assert!(
         judged(&out) > judged(&full),
         "the patient round judges everything once more"
+    );
+}
+
+#[test]
+fn the_fine_passes_wait_until_the_others_change_nothing() {
+    use scrub_reducers::passes::{DeleteStatements, HoistExpressions};
+    use scrub_reducers::python::Script;
+    use std::sync::Mutex;
+    /// Hoists, and records every script it was asked about.
+    struct Spy(Mutex<Vec<String>>);
+    impl scrub_reducers::Pass for Spy {
+        fn name(&self) -> &'static str {
+            "spy"
+        }
+        fn candidates(&self, script: &Script) -> Vec<Candidate> {
+            self.0.lock().unwrap().push(script.text().to_string());
+            HoistExpressions.candidates(script)
+        }
+        fn is_fine(&self) -> bool {
+            true
+        }
+    }
+    let spy = Spy(Mutex::new(Vec::new()));
+    let text = "x = f(g(1))\ny = h(2)\nraise KeyError(str('calibration'))\n";
+    let passes: &[&dyn scrub_reducers::Pass] = &[&spy, &DeleteStatements];
+    let out = reduce(text, passes, &mut Contains(&["calibration"]), &exhaustive()).unwrap();
+    assert_eq!(out.text, "raise 'calibration'\n");
+    let seen = spy.0.into_inner().unwrap();
+    assert_eq!(
+        seen[0], "raise KeyError(str('calibration'))\n",
+        "the fine pass first sees the script deletion left"
     );
 }
 

@@ -181,7 +181,7 @@ impl<'a> ProcessOracle<'a> {
     /// be built (the suspect, or the code the fix changes, is gone), the reference lost a
     /// library call, or the script's own computation no longer reads its input. Such a text is
     /// refused without a run.
-    fn control_of(&self, text: &str) -> Result<Option<(String, Key)>, String> {
+    pub(crate) fn control_of(&self, text: &str) -> Result<Option<(String, Key)>, String> {
         let Some(guard) = &self.control else {
             return Ok(None);
         };
@@ -430,14 +430,20 @@ impl Oracle for ProcessOracle<'_> {
     fn progress(&mut self, p: &Progress) {
         if self.history.last().is_some_and(|h| h != p.text) {
             self.run_dir.log(format!(
-                "accepted ({}): {} lines, {} bytes",
-                p.pass, p.lines, p.bytes
+                "accepted ({}): {} lines, {} bytes{}",
+                p.pass,
+                p.lines,
+                p.bytes,
+                p.step.map(|s| format!(": {s}")).unwrap_or_default()
             ));
             self.history.push(p.text.to_string());
             self.trace.push((self.calls, p.lines));
         }
         if self.pass != p.pass {
-            self.run_dir.log(format!("round {}: {}", p.round, p.pass));
+            self.run_dir.log(format!(
+                "round {}: {} (after {} runs)",
+                p.round, p.pass, self.calls
+            ));
             self.pass = p.pass.to_string();
         }
         self.console

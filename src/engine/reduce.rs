@@ -535,7 +535,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &run_dir,
     );
     let mut reduction = scrub_reducers::reduce(&start, PASSES, &mut oracle, &options)?;
-    if seeded && reduction.stop != StopReason::Interrupted && guard.control.is_none() {
+    if seeded && reduction.stop != StopReason::Interrupted {
         without_seed(
             &mut reduction,
             &sig,
@@ -835,8 +835,9 @@ const UNSEEDED_RUNS: usize = 8;
 /// The reduction's script without the seed that `prepare` inserted (the caller knows it did),
 /// when it fails the same way without it in each of [`UNSEEDED_RUNS`] fresh runs (a seed that
 /// decides nothing is not part of the repro), and then without what only the seed used
-/// (`import torch`, the blank lines around it). A result with a control keeps the seed: its
-/// control may depend on the draw too.
+/// (`import torch`, the blank lines around it). A result with a control keeps the seed unless
+/// its control, built from the script without the seed, passes in each of as many runs too:
+/// the control may depend on the draw as well.
 #[allow(clippy::too_many_arguments)]
 fn without_seed(
     reduction: &mut scrub_reducers::Reduction,
@@ -865,6 +866,25 @@ fn without_seed(
             "kept the seed: without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
         ));
         return Ok(());
+    }
+    match oracle.control_of(&text) {
+        Err(why) => {
+            run_dir.log(format!("kept the seed: without it {why}"));
+            return Ok(());
+        }
+        Ok(Some((control, _))) => {
+            let passed = run_many(&control, UNSEEDED_RUNS, workers)?
+                .iter()
+                .filter(|outcome| crate::engine::oracle::passes(outcome))
+                .count();
+            if passed < UNSEEDED_RUNS {
+                run_dir.log(format!(
+                    "kept the seed: without it the control passed {passed} times of {UNSEEDED_RUNS}"
+                ));
+                return Ok(());
+            }
+        }
+        Ok(None) => {}
     }
     let what = format!(
         "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
@@ -908,6 +928,7 @@ fn accept_prepared(
             pass: "prepare",
             round: 0,
             text,
+            step: None,
             lines: count_lines(text),
             bytes: text.len(),
         },

@@ -38,6 +38,10 @@ impl Pass for DeleteArguments {
         "delete_arguments"
     }
 
+    fn is_fine(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let torch = !super::torch_imports(script).is_empty();

@@ -29,6 +29,10 @@ impl Pass for DeleteElements {
         "delete_elements"
     }
 
+    fn is_fine(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let mut out = Vec::new();

@@ -39,6 +39,10 @@ impl Pass for HoistExpressions {
         "hoist_expressions"
     }
 
+    fn is_fine(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let checks = pure_checks(script);
@@ -229,9 +233,14 @@ fn children(expr: &Expr) -> Vec<&Expr> {
             }
             out
         }
-        // `recv.m(args)` also offers `recv`: the method call goes, its receiver stays.
+        // `recv.m(args)` offers `recv`: the method call goes, its receiver stays. The callee
+        // alone (`f(x)` → `f`) is not offered: a function where a value was is a value of
+        // another kind, and an unused one is what deleting the statement does.
         Expr::Call(call) => {
-            let mut out = direct_children(expr);
+            let mut out: Vec<&Expr> = direct_children(expr)
+                .into_iter()
+                .filter(|child| !std::ptr::eq(*child, call.func.as_ref()))
+                .collect();
             if let Expr::Attribute(a) = call.func.as_ref() {
                 out.push(&a.value);
             }
@@ -362,8 +371,27 @@ mod tests {
 
     #[test]
     fn the_same_replacement_is_offered_once() {
-        // `f`, `y` once, and the value without its binding.
-        assert_eq!(results("x = f(y, y)\n").len(), 3);
+        // `y` once, and the value without its binding.
+        assert_eq!(results("x = f(y, y)\n").len(), 2);
+    }
+
+    #[test]
+    fn a_call_gives_its_arguments_and_receiver_not_its_callee() {
+        let texts = results("x = f(y)\nz = m.g(y)\n");
+        assert!(
+            texts.contains(&"x = y\nz = m.g(y)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"x = f(y)\nz = m\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("x = f\n") || t.contains("z = m.g\n")),
+            "{texts:?}"
+        );
     }
 
     #[test]

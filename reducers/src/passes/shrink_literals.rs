@@ -53,6 +53,10 @@ impl Pass for ShrinkLiterals {
         "shrink_literals"
     }
 
+    fn is_fine(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let docstrings: Vec<usize> = all_bodies(script.body())

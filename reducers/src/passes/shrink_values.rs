@@ -34,6 +34,10 @@ impl Pass for ShrinkValues {
         "shrink_values"
     }
 
+    fn is_fine(&self) -> bool {
+        true
+    }
+
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let mut out = Vec::new();
