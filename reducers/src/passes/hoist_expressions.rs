@@ -6,7 +6,9 @@
 //! by its receiver, `model.eval()` → `model`; and an assignment to a name nothing else reads
 //! by its value, `self = nn.Dropout2d(1.5)` → `nn.Dropout2d(1.5)`. A sub-expression that
 //! is not atomic is wrapped in parentheses so that it binds as the whole did, and so is a number
-//! before `.name`.
+//! before `.name`. A `getattr` of a literal name becomes the attribute it reads:
+//! `getattr(test, 'test_matches')()` → `test.test_matches()`; an atomic expression alone in
+//! parentheses over several lines (a shrunk message) leaves them.
 //!
 //! ## Example
 //! ```python
@@ -98,12 +100,94 @@ impl Pass for HoistExpressions {
                 ));
             }
         }
+        out.extend(constant_getattrs(script));
+        out.extend(spread_parentheses(script));
         out.extend(unused_bindings(script));
         // `f(x, x)` offers `x` twice.
         dedup(&mut out);
         largest_first(&mut out);
         out
     }
+}
+
+/// Each `getattr(obj, "name")` with a literal name as the attribute it reads, `obj.name`: what
+/// a test runner's dispatch leaves once its name is propagated, and whose string no literal
+/// shrinking can cut.
+fn constant_getattrs(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        let [obj, Expr::StringLiteral(name)] = &*call.arguments.args else {
+            continue;
+        };
+        let name = name.value.to_str();
+        let identifier = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "getattr")
+            || !call.arguments.keywords.is_empty()
+            || !identifier
+        {
+            continue;
+        }
+        let range = span(expr);
+        out.push(Candidate::new(
+            format!(
+                "read `{}` as the attribute `.{name}` at line {}",
+                short(script.slice(expr)),
+                line_of(text, range.start)
+            ),
+            vec![Edit::replace(
+                range,
+                format!("{}.{name}", script.operand(obj)),
+            )],
+        ));
+    }
+    out
+}
+
+/// Each atomic expression on one line alone in parentheses over several lines, as what a
+/// multi-line message leaves once shrunk (`(\n    "output mismatch"\n)`), on its own: the
+/// parentheses group nothing then, and the lines they take count.
+fn spread_parentheses(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let range = span(expr);
+        if !is_atomic(expr) || text[range.clone()].contains('\n') {
+            continue;
+        }
+        let before = text[..range.start].trim_end();
+        let after = text[range.end..].trim_start();
+        if !before.ends_with('(') || !after.starts_with(')') {
+            continue;
+        }
+        let open = before.len() - 1;
+        let close = text.len() - after.len() + 1;
+        // A call's parentheses are not a grouping (`return (` is).
+        let head = text[..open].trim_end();
+        let word = &head[head
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1)..];
+        const KEYWORDS: &[&str] = &[
+            "return", "yield", "await", "assert", "in", "not", "and", "or", "is", "if", "elif",
+            "else", "while",
+        ];
+        let called = !KEYWORDS.contains(&word)
+            && head.ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | ')' | ']'));
+        if called || !text[open..close].contains('\n') {
+            continue;
+        }
+        out.push(Candidate::new(
+            format!(
+                "take `{}` out of its parentheses at line {}",
+                short(script.slice(expr)),
+                line_of(text, range.start)
+            ),
+            vec![Edit::replace(open..close, script.slice(expr).to_string())],
+        ));
+    }
+    out
 }
 
 /// Each assignment to a name that nothing else reads (`self = nn.Dropout2d(1.5)`, `total +=
@@ -373,6 +457,34 @@ mod tests {
     fn the_same_replacement_is_offered_once() {
         // `y` once, and the value without its binding.
         assert_eq!(results("x = f(y, y)\n").len(), 2);
+    }
+
+    #[test]
+    fn a_getattr_of_a_literal_name_reads_the_attribute() {
+        let texts = results("getattr([*suite][0], 'test_one')()\ngetattr(a, 'not valid')\n");
+        assert!(
+            texts.contains(&"[*suite][0].test_one()\ngetattr(a, 'not valid')\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t.contains("a.not")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_message_spread_over_lines_by_its_parentheses_takes_one() {
+        let text = "assert ok, (\n    'output mismatch'\n)\nf(\n    x\n)\n";
+        let texts = results(text);
+        assert!(
+            results("def f():\n    return (\n        x\n    )\n")
+                .contains(&"def f():\n    return x\n".to_string())
+        );
+        assert!(
+            texts.contains(&"assert ok, 'output mismatch'\nf(\n    x\n)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            !texts.iter().any(|t| t.contains("f x") || t.contains("fx")),
+            "{texts:?}"
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! - a list, tuple, set or dict display of four or more elements: chunks of half its
 //!   elements, then a quarter, down to two (single elements are `delete_elements`' work);
 //! - an f-string: each replacement field alone (`{invoice!r}`), the longest first, so that
-//!   a message stops reading what it only printed.
+//!   a message stops reading what it only printed; one with no field left becomes a plain
+//!   string, whose characters the next round shrinks.
 //!
 //! Candidates come largest first, so a round sweeps the coarse chunks before the fine ones;
 //! each is judged by the oracle, which is what keeps the part the failure hangs on.
@@ -93,6 +94,20 @@ impl Pass for ShrinkLiterals {
                         let FStringPart::FString(part) = part else {
                             continue;
                         };
+                        // No field left (and no `{{` that means `{`): a plain string, whose
+                        // characters the next round can shrink.
+                        let token = span(part);
+                        let code = &text[token.clone()];
+                        if part.elements.interpolations().next().is_none()
+                            && !code.contains("{{")
+                            && !code.contains("}}")
+                            && let Some(f) = code.find(['f', 'F'])
+                        {
+                            out.push(Candidate::new(
+                                format!("make the f-string at line {line} a plain string"),
+                                vec![Edit::delete(token.start + f..token.start + f + 1)],
+                            ));
+                        }
                         for element in part.elements.iter() {
                             if let InterpolatedStringElement::Interpolation(field) = element {
                                 out.push(Candidate::new(
@@ -341,6 +356,16 @@ mod tests {
     fn a_display_loses_chunks_of_elements() {
         let texts = results("x = [1, 2, 3, 4]\n");
         assert_eq!(texts, ["x = [3, 4]\n", "x = [1, 2]\n"]);
+    }
+
+    #[test]
+    fn an_f_string_without_fields_becomes_a_plain_string() {
+        assert_eq!(
+            results("raise E(f'mismatch for  : ')\n"),
+            ["raise E('mismatch for  : ')\n"]
+        );
+        assert!(results("raise E(f'a {{b}}')\n").is_empty());
+        assert_eq!(results("raise E(rf'a {b}')\n"), ["raise E(rf'a ')\n"]);
     }
 
     #[test]
