@@ -145,6 +145,92 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
     out
 }
 
+/// The (custom, reference) sides of every comparison whose custom computation was inlined:
+/// neither side calls the script's own code, one is a library call (the reference), the other
+/// computes something else (`(x - x.mean()) / x.var().sqrt()`, or a name bound once to that).
+/// Only a fix's control (see [`crate::fix`]) follows such a comparison, and only when the
+/// script has none of [`comparisons`]'s.
+pub(crate) fn inlined_comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
+    let imports = torch_imports(script);
+    if imports.is_empty() || !comparisons(script).is_empty() {
+        return Vec::new();
+    }
+    let own = own_names(script);
+    let bindings = single_bindings(script);
+    let library = |e: &Expr| matches!(e, Expr::Call(c) if torch_path(&imports, &c.func).is_some());
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        let [a, b, ..] = call.arguments.args.as_ref() else {
+            continue;
+        };
+        if !is_comparison(torch_path(&imports, &call.func).as_deref()) {
+            continue;
+        }
+        let (a, b) = (side(a, &bindings), side(b, &bindings));
+        if calls_own(a, &own) || calls_own(b, &own) {
+            continue;
+        }
+        match (library(a), library(b)) {
+            (false, true) => out.push((a, b)),
+            (true, false) => out.push((b, a)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The library calls that the script's comparisons read on either side, a name bound once
+/// standing for its value, sorted. Under a fix's control the script's own computation may be
+/// inlined into the comparison, where [`reference_calls`] no longer sees a side computed by
+/// the script's own code: the fix still has to turn the failure into a pass, so the suspect
+/// is still compared, and the comparison must still read the original's reference calls.
+pub fn compared_calls(script: &Script) -> Vec<String> {
+    let imports = torch_imports(script);
+    let bindings = single_bindings(script);
+    let mut out: Vec<String> = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        if !is_comparison(torch_path(&imports, &call.func).as_deref()) {
+            continue;
+        }
+        for arg in call.arguments.args.iter().take(2) {
+            for e in crate::python::exprs_of(side(arg, &bindings)) {
+                if let Expr::Call(c) = e {
+                    out.extend(torch_path(&imports, &c.func));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether a call of `path` compares two tensors.
+fn is_comparison(path: Option<&str>) -> bool {
+    matches!(
+        path,
+        Some(
+            "torch.allclose"
+                | "torch.equal"
+                | "torch.testing.assert_close"
+                | "torch.testing.assert_allclose"
+        )
+    )
+}
+
+/// A side of a comparison: a name bound once stands for its value.
+fn side<'a>(e: &'a Expr, bindings: &[(&str, &'a Expr)]) -> &'a Expr {
+    match e {
+        Expr::Name(n) => bindings
+            .iter()
+            .find(|(name, _)| *name == n.id.as_str())
+            .map_or(e, |b| b.1),
+        _ => e,
+    }
+}
+
 /// How many comparisons set a reference against a call of the script's own code whose result
 /// reads none of the arguments the call gives it: `fast = FusedRMSNorm(8)(x)` with a
 /// `forward` that returns its weight. The custom computation, the bug, is gone, and the check
@@ -355,27 +441,10 @@ pub(crate) fn comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
     let own = own_names(script);
     let bindings = single_bindings(script);
     let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
-    fn side<'a>(e: &'a Expr, bindings: &[(&str, &'a Expr)]) -> &'a Expr {
-        match e {
-            Expr::Name(n) => bindings
-                .iter()
-                .find(|(name, _)| *name == n.id.as_str())
-                .map_or(e, |b| b.1),
-            _ => e,
-        }
-    }
     let mut out = Vec::new();
     for expr in all_exprs(script.body()) {
         let Expr::Call(call) = expr else { continue };
-        let compares = matches!(
-            torch_path(&imports, &call.func).as_deref(),
-            Some(
-                "torch.allclose"
-                    | "torch.equal"
-                    | "torch.testing.assert_close"
-                    | "torch.testing.assert_allclose"
-            )
-        );
+        let compares = is_comparison(torch_path(&imports, &call.func).as_deref());
         let [a, b, ..] = call.arguments.args.as_ref() else {
             continue;
         };
@@ -520,6 +589,19 @@ pub(crate) fn single_bindings(script: &Script) -> Vec<(&str, &Expr)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_inlined_custom_side_is_still_compared_with_its_reference() {
+        let inlined = "import torch\nimport torch.nn.functional as F\ny = (x - x.mean()) / torch.sqrt(x.var(unbiased=True))\nfused = y * w\ntorch.testing.assert_close(fused, F.layer_norm(x, x.shape, w))\n";
+        let script = Script::parse(inlined, PythonVersion::PY311).unwrap();
+        assert!(reference_calls(&script).is_empty());
+        assert_eq!(compared_calls(&script), ["torch.nn.functional.layer_norm"]);
+        let [(custom, reference)] = inlined_comparisons(&script)[..] else {
+            panic!("one comparison");
+        };
+        assert_eq!(script.slice(custom), "y * w");
+        assert_eq!(script.slice(reference), "F.layer_norm(x, x.shape, w)");
+    }
 
     fn control(text: &str) -> Option<(Suspect, String)> {
         let script = Script::parse(text, PythonVersion::PY311).unwrap();

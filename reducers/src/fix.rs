@@ -16,7 +16,7 @@
 
 use std::collections::HashSet;
 
-use crate::control::{callee, comparisons, single_bindings};
+use crate::control::{callee, comparisons, inlined_comparisons, single_bindings};
 use crate::edit::{Edit, apply_edits};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span};
 
@@ -118,8 +118,8 @@ enum Site<'a> {
 fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
     let text = script.text();
     let mut out = Vec::new();
-    for body in custom_code(script) {
-        for expr in all_exprs(body) {
+    for expr in custom_code(script) {
+        {
             match expr {
                 Expr::BinOp(b)
                     if matches!(
@@ -163,9 +163,50 @@ fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
     out
 }
 
+/// The expressions of the custom code: those of [`custom_bodies`], or where the custom
+/// computation was inlined into a comparison (see [`inlined_comparisons`]), the custom side
+/// and the values of the names bound once that it reads, transitively, but for the inputs
+/// that the reference reads too.
+fn custom_code(script: &Script) -> Vec<&Expr> {
+    let bodies = custom_bodies(script);
+    if !bodies.is_empty() {
+        return bodies.into_iter().flat_map(all_exprs).collect();
+    }
+    let bindings = single_bindings(script);
+    let compared = inlined_comparisons(script);
+    // What the reference reads too is the input both sides are given, not custom code.
+    let inputs: HashSet<&str> = compared
+        .iter()
+        .flat_map(|(_, reference)| crate::python::exprs_of(reference))
+        .filter_map(|e| match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut todo: Vec<&Expr> = compared.iter().map(|(custom, _)| *custom).collect();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut out = Vec::new();
+    while let Some(root) = todo.pop() {
+        if !seen.insert(span(root).start) {
+            continue;
+        }
+        for e in crate::python::exprs_of(root) {
+            if let Expr::Name(n) = e
+                && !inputs.contains(n.id.as_str())
+                && let Some((_, value)) = bindings.iter().find(|(b, _)| *b == n.id.as_str())
+            {
+                todo.push(value);
+            }
+            out.push(e);
+        }
+    }
+    out.sort_by_key(|e| span(*e).start);
+    out
+}
+
 /// The bodies of the functions the comparisons' custom sides run: the callee, and the
 /// script's functions and methods it calls by name or through `self`, transitively.
-fn custom_code(script: &Script) -> Vec<&[Stmt]> {
+fn custom_bodies(script: &Script) -> Vec<&[Stmt]> {
     let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
     let bindings = single_bindings(script);
     let functions: Vec<&ast::StmtFunctionDef> = stmts
@@ -214,6 +255,17 @@ mod tests {
 
     fn script(text: &str) -> Script {
         Script::parse(text, PythonVersion::PY311).unwrap()
+    }
+
+    #[test]
+    fn an_inlined_custom_computation_keeps_its_fix() {
+        let text = format!(
+            "{HEAD}x = torch.randn(2) * 3\ny = (x - x.mean()) / torch.sqrt(x.var(unbiased=True))\nfused = y * 2\ntorch.testing.assert_close(fused, F.layer_norm(x, x.shape, eps=0.0))\n"
+        );
+        let s = script(&text);
+        let described: Vec<String> = Fix::candidates(&s).iter().map(Fix::describe).collect();
+        // The input's `* 3` and the reference's arguments are not the custom code.
+        assert_eq!(described, ["unbiased=True → False", "X * 2 → X"]);
     }
 
     #[test]

@@ -190,7 +190,12 @@ impl<'a> ProcessOracle<'a> {
         if suspect == Suspect::Custom
             && let Some(script) = &script
         {
-            let kept = scrub_reducers::control::reference_calls(script);
+            // A fix keeps the suspect compared even where its own code was inlined.
+            let kept = if guard.fix.is_some() {
+                scrub_reducers::control::compared_calls(script)
+            } else {
+                scrub_reducers::control::reference_calls(script)
+            };
             if let Some(call) = guard.reference_calls.iter().find(|c| !kept.contains(c)) {
                 return Err(format!("the reference no longer calls {call}"));
             }

@@ -13,6 +13,11 @@
 //!   `yield v` replaced by `conn = v` and the `with` body, so that its `try`/`finally`
 //!   still closes the connection after the body.
 //!
+//! A function that only hands its parameters, in order, to another callable
+//! (`def forward(a): return torch.ops.aten.relu(a)`) is that callable wherever its name is
+//! read, called or passed (`torch.compile(forward)` → `torch.compile(torch.ops.aten.relu)`),
+//! and its `def` goes.
+//!
 //! The call becomes assignments of the arguments to the parameters (positional ones in order,
 //! keywords by name, defaults for the rest; `p = p` is left out), then the body re-indented
 //! to the call. A trailing `return e` becomes `x = e` for an assignment, stays for a
@@ -119,6 +124,7 @@ impl Pass for InlineCalls {
         for stmt in script.body() {
             match stmt {
                 Stmt::FunctionDef(def) => {
+                    expressions.extend(forwarding(script, &scopes, stmt, def));
                     // Both: `sys.exit(main())` loses its status when `main` is inlined as a
                     // statement, and keeps it when `main`'s one expression takes its place.
                     let uses = inline_each(stmt, def, None);
@@ -237,6 +243,109 @@ fn inline_expression(
             Edit::replace(span(call), body),
             Edit::delete(deletion_range(text, span(stmt))),
         ],
+    ))
+}
+
+/// The candidate that replaces a function that only hands its parameters, in order, to
+/// another callable (`def forward(a): return torch.ops.aten.relu(a)`) by that callable
+/// wherever its name is read, called or not (`torch.compile(forward)` →
+/// `torch.compile(torch.ops.aten.relu)`), and deletes its `def`.
+fn forwarding(
+    script: &Script,
+    scopes: &Scopes,
+    stmt: &Stmt,
+    def: &ast::StmtFunctionDef,
+) -> Option<Candidate> {
+    let text = script.text();
+    let [Stmt::Return(ret)] = &def.body[..] else {
+        return None;
+    };
+    let Some(Expr::Call(call)) = ret.value.as_deref() else {
+        return None;
+    };
+    let params = &def.parameters;
+    if def.is_async
+        || !def.decorator_list.is_empty()
+        || params.vararg.is_some()
+        || params.kwarg.is_some()
+        || !params.kwonlyargs.is_empty()
+        || params
+            .posonlyargs
+            .iter()
+            .chain(&params.args)
+            .any(|p| p.default.is_some())
+        || !call.arguments.keywords.is_empty()
+    {
+        return None;
+    }
+    let names: Vec<&str> = params
+        .posonlyargs
+        .iter()
+        .chain(&params.args)
+        .map(|p| p.parameter.name.as_str())
+        .collect();
+    let passed: Vec<&str> = call
+        .arguments
+        .args
+        .iter()
+        .map(|a| match a {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    // The callee is a dotted path that reads none of the parameters and means the same at
+    // module level.
+    let mut callee = &*call.func;
+    while let Expr::Attribute(a) = callee {
+        callee = &a.value;
+    }
+    let Expr::Name(root) = callee else {
+        return None;
+    };
+    let own = scopes.scope_at(&span(def))?;
+    let root_at = scopes
+        .occurrences
+        .iter()
+        .find(|o| o.range == span(callee))?;
+    if passed != names
+        || names.contains(&root.id.as_str())
+        || scopes.resolve_occurrence(root_at) == Some(own)
+    {
+        return None;
+    }
+    let name = def.name.as_str();
+    let def_range = span(stmt);
+    let mut edits = vec![Edit::delete(deletion_range(text, def_range.clone()))];
+    for o in scopes.occurrences.iter().filter(|o| o.name == name) {
+        if def_range.contains(&o.range.start) {
+            continue;
+        }
+        // Read as the module-level function, nowhere bound again.
+        if o.binds || scopes.resolve_occurrence(o).is_some() {
+            return None;
+        }
+        // The callee's root must mean the same where the name is read.
+        if scopes
+            .resolve(root.id.as_str(), scopes.innermost_at(o.range.start))
+            .is_some()
+        {
+            return None;
+        }
+        edits.push(Edit::replace(
+            o.range.clone(),
+            script.slice(&*call.func).to_string(),
+        ));
+    }
+    if edits.len() == 1 {
+        return None;
+    }
+    Some(Candidate::new(
+        format!(
+            "replace {name}, which only calls {}, by it at {} use(s)",
+            script.slice(&*call.func),
+            edits.len() - 1
+        ),
+        edits,
     ))
 }
 
@@ -1148,6 +1257,25 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&InlineCalls, text)
+    }
+
+    #[test]
+    fn a_function_that_only_forwards_its_parameters_is_the_callable_it_calls() {
+        let text = "import torch\ndef forward(a):\n    return torch.ops.aten.relu(a)\ntorch.compile(forward)(torch.randn(1))\n";
+        assert!(
+            results(text).contains(
+                &"import torch\ntorch.compile(torch.ops.aten.relu)(torch.randn(1))\n".to_string()
+            ),
+            "{:?}",
+            results(text)
+        );
+        // Another order of the parameters, or a local callee, is no forwarding.
+        for text in [
+            "def f(a, b):\n    return g(b, a)\nh(f)\n",
+            "def f(g, a):\n    return g(a)\nh(f)\n",
+        ] {
+            assert!(!results(text).iter().any(|t| t.contains("h(g)")), "{text}");
+        }
     }
 
     #[test]
