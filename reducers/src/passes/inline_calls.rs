@@ -162,18 +162,8 @@ fn inline_expression(
     def: &ast::StmtFunctionDef,
 ) -> Option<Candidate> {
     let text = script.text();
-    let [Stmt::Return(ret)] = &def.body[..] else {
-        return None;
-    };
-    let value = ret.value.as_deref()?;
+    let value = plain_return(def)?;
     let params = &def.parameters;
-    if def.is_async
-        || !def.decorator_list.is_empty()
-        || params.vararg.is_some()
-        || params.kwarg.is_some()
-    {
-        return None;
-    }
     let name = def.name.as_str();
     let call = all_exprs(script.body()).into_iter().find_map(|e| match e {
         Expr::Call(c) if matches!(c.func.as_ref(), Expr::Name(n) if n.id.as_str() == name) => {
@@ -246,6 +236,23 @@ fn inline_expression(
     ))
 }
 
+/// The value of the one statement of `def`, a `return`, when `def` is neither async nor
+/// decorated and takes no `*args` or `**kwargs`.
+fn plain_return(def: &ast::StmtFunctionDef) -> Option<&Expr> {
+    let [Stmt::Return(ret)] = &def.body[..] else {
+        return None;
+    };
+    let params = &def.parameters;
+    if def.is_async
+        || !def.decorator_list.is_empty()
+        || params.vararg.is_some()
+        || params.kwarg.is_some()
+    {
+        return None;
+    }
+    ret.value.as_deref()
+}
+
 /// The candidate that replaces a function that only hands its parameters, in order, to
 /// another callable (`def forward(a): return torch.ops.aten.relu(a)`) by that callable
 /// wherever its name is read, called or not (`torch.compile(forward)` →
@@ -257,18 +264,11 @@ fn forwarding(
     def: &ast::StmtFunctionDef,
 ) -> Option<Candidate> {
     let text = script.text();
-    let [Stmt::Return(ret)] = &def.body[..] else {
-        return None;
-    };
-    let Some(Expr::Call(call)) = ret.value.as_deref() else {
+    let Some(Expr::Call(call)) = plain_return(def) else {
         return None;
     };
     let params = &def.parameters;
-    if def.is_async
-        || !def.decorator_list.is_empty()
-        || params.vararg.is_some()
-        || params.kwarg.is_some()
-        || !params.kwonlyargs.is_empty()
+    if !params.kwonlyargs.is_empty()
         || params
             .posonlyargs
             .iter()
