@@ -211,6 +211,17 @@ impl<'a> SourceOrderVisitor<'a> for Scopes<'a> {
                 self.visit_body(&c.body);
                 self.current = outer;
             }
+            // `import a.b` binds `a`, `import a.b as c` only `c`, `from m import n` only `n`.
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    self.bind_here(alias.asname.as_ref().unwrap_or(&alias.name));
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                for alias in &import.names {
+                    self.bind_here(alias.asname.as_ref().unwrap_or(&alias.name));
+                }
+            }
             Stmt::Global(g) => {
                 for name in &g.names {
                     self.bind_here(name);
@@ -286,8 +297,8 @@ impl<'a> SourceOrderVisitor<'a> for Scopes<'a> {
         self.visit_expr(&keyword.value);
     }
 
-    /// The remaining identifiers bind: imported names, `except ... as`, `nonlocal`, capture
-    /// patterns, type parameters (and, conservatively, keyword patterns and `from` modules).
+    /// The remaining identifiers bind: `except ... as`, `nonlocal`, capture patterns, type
+    /// parameters (and, conservatively, keyword patterns).
     fn visit_identifier(&mut self, identifier: &'a ast::Identifier) {
         self.bind_here(identifier);
     }
@@ -307,6 +318,16 @@ mod tests {
             .filter(|o| o.name == name)
             .map(|o| (o.binds, scopes.resolve_occurrence(o)))
             .collect()
+    }
+
+    #[test]
+    fn an_import_binds_its_alias_or_the_first_name_of_its_path() {
+        let text = "import torch\nimport torch.nn.functional as F\nimport os.path\nfrom m import a as b\ntorch.relu(F)\n";
+        assert_eq!(resolved(text, "torch"), [(true, None), (false, None)]);
+        assert_eq!(resolved(text, "F"), [(true, None), (false, None)]);
+        assert_eq!(resolved(text, "os"), [(true, None)]);
+        assert_eq!(resolved(text, "b"), [(true, None)]);
+        assert!(resolved(text, "m").is_empty() && resolved(text, "a").is_empty());
     }
 
     #[test]
