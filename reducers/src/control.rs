@@ -151,33 +151,12 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
 /// Only a fix's control (see [`crate::fix`]) follows such a comparison, and only when the
 /// script has none of [`comparisons`]'s.
 pub(crate) fn inlined_comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
-    let imports = torch_imports(script);
-    if imports.is_empty() || !comparisons(script).is_empty() {
-        return Vec::new();
+    let compared = compared(script);
+    if compared.own.is_empty() {
+        compared.inlined
+    } else {
+        Vec::new()
     }
-    let own = own_names(script);
-    let bindings = single_bindings(script);
-    let library = |e: &Expr| matches!(e, Expr::Call(c) if torch_path(&imports, &c.func).is_some());
-    let mut out = Vec::new();
-    for expr in all_exprs(script.body()) {
-        let Expr::Call(call) = expr else { continue };
-        let [a, b, ..] = call.arguments.args.as_ref() else {
-            continue;
-        };
-        if !is_comparison(torch_path(&imports, &call.func).as_deref()) {
-            continue;
-        }
-        let (a, b) = (side(a, &bindings), side(b, &bindings));
-        if calls_own(a, &own) || calls_own(b, &own) {
-            continue;
-        }
-        match (library(a), library(b)) {
-            (false, true) => out.push((a, b)),
-            (true, false) => out.push((b, a)),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The library calls that the script's comparisons read on either side, a name bound once
@@ -187,24 +166,75 @@ pub(crate) fn inlined_comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
 /// is still compared, and the comparison must still read the original's reference calls.
 pub fn compared_calls(script: &Script) -> Vec<String> {
     let imports = torch_imports(script);
-    let bindings = single_bindings(script);
-    let mut out: Vec<String> = Vec::new();
-    for expr in all_exprs(script.body()) {
-        let Expr::Call(call) = expr else { continue };
-        if !is_comparison(torch_path(&imports, &call.func).as_deref()) {
-            continue;
-        }
-        for arg in call.arguments.args.iter().take(2) {
-            for e in crate::python::exprs_of(side(arg, &bindings)) {
-                if let Expr::Call(c) = e {
-                    out.extend(torch_path(&imports, &c.func));
-                }
-            }
-        }
-    }
+    let mut out: Vec<String> = compared_sides(script, &imports)
+        .into_iter()
+        .flat_map(|(a, b)| [a, b])
+        .flat_map(crate::python::exprs_of)
+        .filter_map(|e| match e {
+            Expr::Call(c) => torch_path(&imports, &c.func),
+            _ => None,
+        })
+        .collect();
     out.sort();
     out.dedup();
     out
+}
+
+/// The comparisons of a script, each as its (custom, reference) sides, by how the custom
+/// side is computed.
+struct Compared<'a> {
+    /// By a call of the script's own code (not one that only wraps the library).
+    own: Vec<(&'a Expr, &'a Expr)>,
+    /// Otherwise, against a side that is a library call.
+    inlined: Vec<(&'a Expr, &'a Expr)>,
+}
+
+fn compared(script: &Script) -> Compared<'_> {
+    let mut out = Compared {
+        own: Vec::new(),
+        inlined: Vec::new(),
+    };
+    let imports = torch_imports(script);
+    if imports.is_empty() {
+        return out;
+    }
+    let own = own_names(script);
+    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
+    let custom = |e: &Expr| calls_own(e, &own) && !wraps_library(e, &stmts, &imports);
+    let library = |e: &Expr| matches!(e, Expr::Call(c) if torch_path(&imports, &c.func).is_some());
+    for (a, b) in compared_sides(script, &imports) {
+        match (custom(a), custom(b)) {
+            (true, false) => out.own.push((a, b)),
+            (false, true) => out.own.push((b, a)),
+            _ if calls_own(a, &own) || calls_own(b, &own) => {}
+            _ => match (library(a), library(b)) {
+                (false, true) => out.inlined.push((a, b)),
+                (true, false) => out.inlined.push((b, a)),
+                _ => {}
+            },
+        }
+    }
+    out
+}
+
+/// The two sides of every comparison of tensors (`torch.allclose(a, b)`, `torch.equal`,
+/// `torch.testing.assert_close`), a name bound once standing for its value.
+fn compared_sides<'a>(
+    script: &'a Script,
+    imports: &std::collections::HashMap<String, String>,
+) -> Vec<(&'a Expr, &'a Expr)> {
+    let bindings = single_bindings(script);
+    all_exprs(script.body())
+        .into_iter()
+        .filter_map(|expr| {
+            let Expr::Call(call) = expr else { return None };
+            let [a, b, ..] = call.arguments.args.as_ref() else {
+                return None;
+            };
+            is_comparison(torch_path(imports, &call.func).as_deref())
+                .then(|| (side(a, &bindings), side(b, &bindings)))
+        })
+        .collect()
 }
 
 /// Whether a call of `path` compares two tensors.
@@ -434,32 +464,7 @@ fn reference(script: &Script) -> Option<String> {
 /// The (custom, reference) sides of every comparison with exactly one side computed by the
 /// script's own code; a side that is a name bound once stands for its value.
 pub(crate) fn comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
-    let imports = torch_imports(script);
-    if imports.is_empty() {
-        return Vec::new();
-    }
-    let own = own_names(script);
-    let bindings = single_bindings(script);
-    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
-    let mut out = Vec::new();
-    for expr in all_exprs(script.body()) {
-        let Expr::Call(call) = expr else { continue };
-        let compares = is_comparison(torch_path(&imports, &call.func).as_deref());
-        let [a, b, ..] = call.arguments.args.as_ref() else {
-            continue;
-        };
-        if !compares {
-            continue;
-        }
-        let (a, b) = (side(a, &bindings), side(b, &bindings));
-        let custom = |e: &Expr| calls_own(e, &own) && !wraps_library(e, &stmts, &imports);
-        match (custom(a), custom(b)) {
-            (true, false) => out.push((a, b)),
-            (false, true) => out.push((b, a)),
-            _ => {}
-        }
-    }
-    out
+    compared(script).own
 }
 
 /// Whether `expr` is a call of a function the script defines only to call the library, the

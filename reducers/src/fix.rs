@@ -119,45 +119,43 @@ fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
     let text = script.text();
     let mut out = Vec::new();
     for expr in custom_code(script) {
-        {
-            match expr {
-                Expr::BinOp(b)
-                    if matches!(
-                        b.op,
-                        ast::Operator::Add
-                            | ast::Operator::Sub
-                            | ast::Operator::Mult
-                            | ast::Operator::Div
-                            | ast::Operator::FloorDiv
-                    ) =>
-                {
-                    let number = |e: &Expr| matches!(e, Expr::NumberLiteral(_));
-                    let (literal, right) = match (number(&b.left), number(&b.right)) {
-                        (false, true) => (&b.right, true),
-                        (true, false) => (&b.left, false),
-                        _ => continue,
-                    };
-                    let fix = Fix::DropTerm {
-                        op: b.op,
-                        literal: text[span(&**literal)].to_string(),
-                        right,
-                    };
-                    out.push((Site::Term(b), fix));
-                }
-                Expr::Call(c) => {
-                    for k in c.arguments.keywords.iter() {
-                        let (Some(name), Expr::BooleanLiteral(value)) = (&k.arg, &k.value) else {
-                            continue;
-                        };
-                        let fix = Fix::FlipFlag {
-                            keyword: name.to_string(),
-                            value: value.value,
-                        };
-                        out.push((Site::Flag(&k.value), fix));
-                    }
-                }
-                _ => {}
+        match expr {
+            Expr::BinOp(b)
+                if matches!(
+                    b.op,
+                    ast::Operator::Add
+                        | ast::Operator::Sub
+                        | ast::Operator::Mult
+                        | ast::Operator::Div
+                        | ast::Operator::FloorDiv
+                ) =>
+            {
+                let number = |e: &Expr| matches!(e, Expr::NumberLiteral(_));
+                let (literal, right) = match (number(&b.left), number(&b.right)) {
+                    (false, true) => (&b.right, true),
+                    (true, false) => (&b.left, false),
+                    _ => continue,
+                };
+                let fix = Fix::DropTerm {
+                    op: b.op,
+                    literal: text[span(&**literal)].to_string(),
+                    right,
+                };
+                out.push((Site::Term(b), fix));
             }
+            Expr::Call(c) => {
+                for k in c.arguments.keywords.iter() {
+                    let (Some(name), Expr::BooleanLiteral(value)) = (&k.arg, &k.value) else {
+                        continue;
+                    };
+                    let fix = Fix::FlipFlag {
+                        keyword: name.to_string(),
+                        value: value.value,
+                    };
+                    out.push((Site::Flag(&k.value), fix));
+                }
+            }
+            _ => {}
         }
     }
     out

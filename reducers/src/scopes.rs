@@ -212,13 +212,9 @@ impl<'a> SourceOrderVisitor<'a> for Scopes<'a> {
                 self.current = outer;
             }
             // `import a.b` binds `a`, `import a.b as c` only `c`, `from m import n` only `n`.
-            Stmt::Import(import) => {
-                for alias in &import.names {
-                    self.bind_here(alias.asname.as_ref().unwrap_or(&alias.name));
-                }
-            }
-            Stmt::ImportFrom(import) => {
-                for alias in &import.names {
+            Stmt::Import(ast::StmtImport { names, .. })
+            | Stmt::ImportFrom(ast::StmtImportFrom { names, .. }) => {
+                for alias in names {
                     self.bind_here(alias.asname.as_ref().unwrap_or(&alias.name));
                 }
             }

@@ -23,7 +23,7 @@
 //! ## When it cannot apply
 //! Calls without arguments; bases other than plain names of module-level classes.
 
-use super::{largest_first, line_of, short};
+use super::{is_identifier, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit, list_item_range};
 use crate::pass::Pass;
 use std::collections::HashMap;
@@ -157,13 +157,6 @@ fn spread_keywords(script: &Script) -> Vec<Candidate> {
         }
     }
     out
-}
-
-fn is_identifier(s: &str) -> bool {
-    s.chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// `def f(a, b=1)` → `def f(a)`: a parameter with a default that no call needs.

@@ -27,7 +27,7 @@
 //! no control guards such a check, and `assert total(items) == 18831` → `assert items ==
 //! 18831` would compare something else (a torch check keeps its control).
 
-use super::{dedup, is_target, largest_first, line_of, short};
+use super::{dedup, is_identifier, is_target, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use crate::python::{
@@ -49,7 +49,8 @@ impl Pass for HoistExpressions {
         let text = script.text();
         let checks = pure_checks(script);
         let mut out = Vec::new();
-        for expr in all_exprs(script.body()) {
+        let exprs = all_exprs(script.body());
+        for &expr in &exprs {
             let outer = span(expr);
             // What a pure check compares keeps its kind; `a and b` may still lose a part.
             if !matches!(expr, Expr::BoolOp(_))
@@ -100,8 +101,8 @@ impl Pass for HoistExpressions {
                 ));
             }
         }
-        out.extend(constant_getattrs(script));
-        out.extend(spread_parentheses(script));
+        out.extend(constant_getattrs(script, &exprs));
+        out.extend(spread_parentheses(script, &exprs));
         out.extend(unused_bindings(script));
         // `f(x, x)` offers `x` twice.
         dedup(&mut out);
@@ -113,20 +114,18 @@ impl Pass for HoistExpressions {
 /// Each `getattr(obj, "name")` with a literal name as the attribute it reads, `obj.name`: what
 /// a test runner's dispatch leaves once its name is propagated, and whose string no literal
 /// shrinking can cut.
-fn constant_getattrs(script: &Script) -> Vec<Candidate> {
+fn constant_getattrs(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
     let text = script.text();
     let mut out = Vec::new();
-    for expr in all_exprs(script.body()) {
+    for &expr in exprs {
         let Expr::Call(call) = expr else { continue };
         let [obj, Expr::StringLiteral(name)] = &*call.arguments.args else {
             continue;
         };
         let name = name.value.to_str();
-        let identifier = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "getattr")
             || !call.arguments.keywords.is_empty()
-            || !identifier
+            || !is_identifier(name)
         {
             continue;
         }
@@ -149,10 +148,10 @@ fn constant_getattrs(script: &Script) -> Vec<Candidate> {
 /// Each atomic expression on one line alone in parentheses over several lines, as what a
 /// multi-line message leaves once shrunk (`(\n    "output mismatch"\n)`), on its own: the
 /// parentheses group nothing then, and the lines they take count.
-fn spread_parentheses(script: &Script) -> Vec<Candidate> {
+fn spread_parentheses(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
     let text = script.text();
     let mut out = Vec::new();
-    for expr in all_exprs(script.body()) {
+    for &expr in exprs {
         let range = span(expr);
         if !is_atomic(expr) || text[range.clone()].contains('\n') {
             continue;

@@ -268,20 +268,16 @@ fn forwarding(
         return None;
     };
     let params = &def.parameters;
+    let positional: Vec<&ast::ParameterWithDefault> =
+        params.posonlyargs.iter().chain(&params.args).collect();
     if !params.kwonlyargs.is_empty()
-        || params
-            .posonlyargs
-            .iter()
-            .chain(&params.args)
-            .any(|p| p.default.is_some())
+        || positional.iter().any(|p| p.default.is_some())
         || !call.arguments.keywords.is_empty()
     {
         return None;
     }
-    let names: Vec<&str> = params
-        .posonlyargs
+    let names: Vec<&str> = positional
         .iter()
-        .chain(&params.args)
         .map(|p| p.parameter.name.as_str())
         .collect();
     let passed: Vec<&str> = call

@@ -116,6 +116,14 @@ pub(crate) fn is_target(expr: &Expr) -> bool {
     matches!(ctx, ast::ExprContext::Store | ast::ExprContext::Del)
 }
 
+/// Whether `s` can name a variable, a keyword argument or an attribute.
+pub(crate) fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
 /// 1-based line number of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
