@@ -591,8 +591,12 @@ fn the_probe_rebuilds_the_tensors_and_modules_a_failing_line_reads() {
     let Some(python) = torch_python() else { return };
     let text = "import torch\nimport numpy as np\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 3).double()\n        self.emb = torch.nn.Embedding(10, 4)\n    def forward(self, x, ids, a):\n        return self.emb(ids) + self.fc(x * 2) + x.t() + a + torch.float16\nNet().eval()(torch.randn(8, 4), torch.tensor([1, 12]), np.ones(3))\n";
     let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
-    let crash =
-        scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    let crash = scrub::engine::probe::crash(
+        &workers
+            .probe(text, &scrub::engine::probe::source(false))
+            .unwrap(),
+    )
+    .expect("a crash is reported");
     let values = &crash.frames[0].values;
     let value = |k: &str| {
         values
@@ -615,8 +619,12 @@ fn the_probe_rebuilds_nothing_for_an_accuracy_check() {
     let Some(python) = torch_python() else { return };
     let text = "import torch\ndef check(actual, expected):\n    torch.testing.assert_close(actual, expected)\ncheck(torch.zeros(20), torch.ones(20))\n";
     let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
-    let crash =
-        scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("a crash is reported");
+    let crash = scrub::engine::probe::crash(
+        &workers
+            .probe(text, &scrub::engine::probe::source(false))
+            .unwrap(),
+    )
+    .expect("a crash is reported");
     assert!(
         crash.frames[0]
             .values
@@ -629,14 +637,40 @@ fn the_probe_rebuilds_nothing_for_an_accuracy_check() {
 }
 
 #[test]
+fn a_checked_probe_rebuilds_a_checks_inputs_with_random_floats() {
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\ndef check(x, ids):\n    torch.testing.assert_close(x.sum() + ids, ids)\ncheck(torch.tensor([0.5, 1.5]), torch.arange(3))\n";
+    let workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
+    let source = scrub::engine::probe::source(true);
+    let crash =
+        scrub::engine::probe::crash(&workers.probe(text, &source).unwrap()).expect("reported");
+    let values = &crash.frames[0].values;
+    let value = |k: &str| values.iter().find(|(e, _)| e == k).map(|(_, v)| v.as_str());
+    // Exact small floats would let shrinking pick values on which both sides agree.
+    assert_eq!(value("x"), Some("torch.randn(2)"), "{values:?}");
+    assert_eq!(value("ids"), Some("torch.tensor([0, 1, 2])"), "{values:?}");
+    assert!(crash.computed.is_empty(), "{:?}", crash.computed);
+}
+
+#[test]
 fn the_probe_reports_what_module_level_code_computed_warm_and_cold() {
     let Some(python) = torch_python() else { return };
     let text = "import torch\nimport torch.nn as nn\ntorch.manual_seed(0)\ntorch.autograd.set_detect_anomaly(True)\nxt = torch.cat([torch.rand(1, 1), torch.rand(1, 1)], dim=1)\ndef loss(v):\n    return torch.sqrt(v)\nloss(nn.Linear(2, 1)(xt)).backward()\n";
     let mut workers = Workers::new(python, Duration::from_secs(120), 1, Vec::new());
-    let cold = scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("reported");
+    let cold = scrub::engine::probe::crash(
+        &workers
+            .probe(text, &scrub::engine::probe::source(false))
+            .unwrap(),
+    )
+    .expect("reported");
     let (dir, path) = temp_script(text);
     workers.warm = Some(path);
-    let warm = scrub::engine::probe::crash(&workers.probe(text).unwrap()).expect("reported");
+    let warm = scrub::engine::probe::crash(
+        &workers
+            .probe(text, &scrub::engine::probe::source(false))
+            .unwrap(),
+    )
+    .expect("reported");
     drop(dir);
     assert_eq!(cold, warm);
     let code = |line: usize, expr: &str| {
@@ -667,7 +701,12 @@ fn the_probe_reports_what_module_level_code_computed_warm_and_cold() {
         "torch.manual_seed(0)",
         "torch.manual_seed(0)  # torch.compile",
     );
-    let crash = scrub::engine::probe::crash(&workers.probe(&compiled).unwrap()).expect("reported");
+    let crash = scrub::engine::probe::crash(
+        &workers
+            .probe(&compiled, &scrub::engine::probe::source(false))
+            .unwrap(),
+    )
+    .expect("reported");
     assert!(
         crash.computed.iter().all(|c| c.start.0 != 7),
         "{:?}",

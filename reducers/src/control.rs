@@ -127,22 +127,54 @@ fn eager(script: &Script) -> Option<String> {
 /// [`Suspect::Custom`]), sorted: `torch.nn.functional.rms_norm`. A candidate whose reference
 /// lost one of the original's compares the custom code with something else.
 pub fn reference_calls(script: &Script) -> Vec<String> {
-    let imports = torch_imports(script);
+    let calls = LibraryCalls::of(script);
     let mut out: Vec<String> = comparisons(script)
         .into_iter()
-        .flat_map(|(_, reference)| {
-            crate::python::exprs_of(reference)
-                .into_iter()
-                .filter_map(|e| match e {
-                    Expr::Call(c) => torch_path(&imports, &c.func),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|(_, reference)| calls.of_expr(reference))
         .collect();
     out.sort();
     out.dedup();
     out
+}
+
+/// The torch calls an expression makes, with those of the script's own functions and methods
+/// it calls (see [`callee`]), followed down: `reference_layer_norm(x, w, b)` calls
+/// `torch.nn.functional.layer_norm` when its body does.
+struct LibraryCalls<'a> {
+    imports: std::collections::HashMap<String, String>,
+    stmts: Vec<&'a Stmt>,
+    bindings: Vec<(&'a str, &'a Expr)>,
+}
+
+impl<'a> LibraryCalls<'a> {
+    fn of(script: &'a Script) -> LibraryCalls<'a> {
+        LibraryCalls {
+            imports: torch_imports(script),
+            stmts: all_bodies(script.body()).into_iter().flatten().collect(),
+            bindings: single_bindings(script),
+        }
+    }
+
+    fn of_expr(&self, expr: &'a Expr) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect(crate::python::exprs_of(expr), &mut HashSet::new(), &mut out);
+        out
+    }
+
+    /// The calls among `exprs`, and those of the functions they call that `seen` (their
+    /// starts) does not hold yet.
+    fn collect(&self, exprs: Vec<&'a Expr>, seen: &mut HashSet<usize>, out: &mut Vec<String>) {
+        for e in exprs {
+            let Expr::Call(c) = e else { continue };
+            if let Some(path) = torch_path(&self.imports, &c.func) {
+                out.push(path);
+            } else if let Some((f, _)) = callee(&c.func, &self.stmts, &self.bindings)
+                && seen.insert(span(f).start)
+            {
+                self.collect(all_exprs(&f.body), seen, out);
+            }
+        }
+    }
 }
 
 /// The (custom, reference) sides of every comparison whose custom computation was inlined:
@@ -165,15 +197,11 @@ pub(crate) fn inlined_comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
 /// the script's own code: the fix still has to turn the failure into a pass, so the suspect
 /// is still compared, and the comparison must still read the original's reference calls.
 pub fn compared_calls(script: &Script) -> Vec<String> {
-    let imports = torch_imports(script);
-    let mut out: Vec<String> = compared_sides(script, &imports)
+    let calls = LibraryCalls::of(script);
+    let mut out: Vec<String> = compared_sides(script, &calls.imports)
         .into_iter()
         .flat_map(|(a, b)| [a, b])
-        .flat_map(crate::python::exprs_of)
-        .filter_map(|e| match e {
-            Expr::Call(c) => torch_path(&imports, &c.func),
-            _ => None,
-        })
+        .flat_map(|side| calls.of_expr(side))
         .collect();
     out.sort();
     out.dedup();
@@ -235,6 +263,11 @@ fn compared_sides<'a>(
                 .then(|| (side(a, &bindings), side(b, &bindings)))
         })
         .collect()
+}
+
+/// Whether the script compares tensors (`torch.allclose(a, b)`, …): an accuracy check.
+pub(crate) fn compares_tensors(script: &Script) -> bool {
+    !compared_sides(script, &torch_imports(script)).is_empty()
 }
 
 /// Whether a call of `path` compares two tensors.
@@ -646,6 +679,29 @@ mod tests {
         );
         let script = Script::parse(text, PythonVersion::PY311).unwrap();
         assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
+    }
+
+    #[test]
+    fn the_reference_calls_of_a_function_that_wraps_the_library_are_its_library_calls() {
+        let text = "import torch
+import torch.nn.functional as F
+def fused(x):
+    return x * 2
+def reference(x):
+    return F.layer_norm(x, x.shape)
+x = torch.randn(4)
+torch.testing.assert_close(fused(x), reference(x))
+";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(reference_calls(&script), ["torch.nn.functional.layer_norm"]);
+        // Inlined into the comparison, the same call is still compared.
+        let inlined = "import torch
+import torch.nn.functional as F
+x = torch.randn(4)
+torch.testing.assert_close(x * 2, F.layer_norm(x, x.shape))
+";
+        let script = Script::parse(inlined, PythonVersion::PY311).unwrap();
+        assert!(compared_calls(&script).contains(&"torch.nn.functional.layer_norm".to_string()));
     }
 
     #[test]

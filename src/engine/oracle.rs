@@ -404,13 +404,17 @@ impl Oracle for ProcessOracle<'_> {
         if !matches!(self.sig, Signature::Exception { .. }) {
             return None;
         }
-        let key = self.cache.key(&crate::engine::probe::cache_text(text));
+        // Where a control judges every candidate, a check may be fed rebuilt values.
+        let source = crate::engine::probe::source(self.control.is_some());
+        let key = self
+            .cache
+            .key(&crate::engine::probe::cache_text(&source, text));
         let outcome = match self.cache.get(&key) {
             Some(outcome) => {
                 self.hits += 1;
                 outcome
             }
-            None => match self.charged(1, |workers| workers.probe(text)) {
+            None => match self.charged(1, |workers| workers.probe(text, &source)) {
                 Ok(outcome) => {
                     self.cache.put(&key, &outcome);
                     outcome

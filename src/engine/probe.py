@@ -7,7 +7,7 @@
 # the classes the script binds (a dataclass, a Decimal), a module-level class or function of
 # the script, or a constructor of a tensor, a standard torch.nn module, a torch dtype, device or Size, or a
 # numpy array, under the names the script imports torch and numpy as (not for an
-# AssertionError, whose check would then compare rebuilt values). A rebuilt value is
+# AssertionError, whose check would then compare rebuilt values, unless CHECKED). A rebuilt value is
 # equivalent, not equal (a large tensor becomes random numbers of its shape): the oracle
 # decides whether it still fails. The report is the last stderr line, after "scrub-probe: ".
 #
@@ -23,6 +23,13 @@ import sys
 import types
 
 MAX_FRAMES = 4
+# Set (scrub rewrites this line) when a control judges every candidate: an accuracy check
+# whose reference must still pass, or whose fix must still make it pass. A check fed rebuilt
+# values in place of the computation it checks then fails that control, so the values the
+# failing lines read are rebuilt for an AssertionError too, floating tensors as random numbers
+# (see `tensor_code`); what the code computed is not: `freeze_values` would freeze the
+# suspect's own steps.
+CHECKED = False
 MAX_VALUE = 4000
 # Tensors and arrays with at most this many elements keep their values.
 MAX_EXACT = 16
@@ -159,8 +166,11 @@ def shape_text(shape):
     return "(%s,)" % shape[0] if len(shape) == 1 else "(%s)" % ", ".join(shape)
 
 
-def tensor_code(t, torch, tn, digits=None):
-    """Code that builds a tensor like `t`: its values when small, else its shape and kind."""
+def tensor_code(t, torch, tn, digits=None, generic=False):
+    """Code that builds a tensor like `t`: its values when small, else its shape and kind;
+    with `generic`, floating values are random numbers of the kind whatever the size: a
+    check's input as a person writes it, where exact values would let shrinking pick numbers
+    (1.0, 0) on which the two sides of the check agree by accident."""
     if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided:
         return None
     if t.is_quantized or t.is_meta or t.dtype in (torch.complex32,) or not t.dtype.is_floating_point and t.dtype not in (
@@ -184,7 +194,7 @@ def tensor_code(t, torch, tn, digits=None):
     if suffix == "[..., ::2]":
         shape[-1] *= 2
     values = base.cpu()
-    if t.numel() <= MAX_EXACT and not suffix.startswith("["):
+    if t.numel() <= MAX_EXACT and not suffix.startswith("[") and not (generic and t.dtype.is_floating_point):
         default = {
             torch.bool: "bool", torch.int64: "int", torch.get_default_dtype(): "float",
         }
@@ -329,15 +339,16 @@ def array_code(a, np, nn_, digits=None):
     return "%s.full(%s, %r, dtype=%s)" % (nn_, shape, top.item() if hasattr(top, "item") else top, dtype)
 
 
-def constructor(value, globals_, digits=None):
-    """Code that rebuilds a torch or numpy value under the script's names for them, or None."""
+def constructor(value, globals_, digits=None, generic=False):
+    """Code that rebuilds a torch or numpy value under the script's names for them, or None
+    (`generic`: see `tensor_code`)."""
     torch = sys.modules.get("torch")
     np = sys.modules.get("numpy")
     try:
         tn = module_name(globals_, torch)
         if tn is not None:
             if isinstance(value, torch.Tensor):
-                return tensor_code(value, torch, tn, digits)
+                return tensor_code(value, torch, tn, digits, generic)
             if isinstance(value, torch.nn.Module):
                 return module_code(value, torch, tn)
             if isinstance(value, torch.dtype):
@@ -400,7 +411,7 @@ def handled_names(tree, line):
     ]
 
 
-def frame_facts(frame, line, source, tree, handled, path, rebuild=True):
+def frame_facts(frame, line, source, tree, handled, path, rebuild=True, generic=False):
     values = {}
     scope = dict(frame.f_locals)
     # Python unbinds `except ... as exc` when the handler raises: give it back its exception.
@@ -428,7 +439,7 @@ def frame_facts(frame, line, source, tree, handled, path, rebuild=True):
                 literal(value)
                 or exact(value, frame.f_globals)
                 or named(value, frame.f_globals)
-                or (constructor(value, frame.f_globals) if rebuild else None)
+                or (constructor(value, frame.f_globals, generic=generic) if rebuild else None)
             )
             if shown is not None and not (node in passed and shown == text):
                 values[text] = shown
@@ -474,7 +485,10 @@ def report(exc, path):
             if code is not None:
                 values.append({"start": start, "end": end, "code": code})
     facts = [
-        frame_facts(f, line, source, tree, exc.__context__ if i == 0 else None, path, rebuild)
+        frame_facts(
+            f, line, source, tree, exc.__context__ if i == 0 else None, path,
+            rebuild or CHECKED, generic=not rebuild,
+        )
         for i, (f, line) in enumerate(frames)
     ]
     sys.stderr.write("\nscrub-probe-values: " + json.dumps(values))

@@ -1,6 +1,8 @@
 //! Where a failing script fails: the frames of the script on its traceback, with the values
 //! that each frame's line read (see `probe.py`, which runs the script and reports them).
 
+use std::borrow::Cow;
+
 use scrub_reducers::{Computed, Crash, Frame};
 
 use crate::engine::process::Outcome;
@@ -10,10 +12,21 @@ pub const SOURCE: &str = include_str!("probe.py");
 const MARK: &str = "scrub-probe: ";
 const VALUES: &str = "scrub-probe-values: ";
 
-/// The cache key of the probe's run of `text`: no script holds a NUL byte, so none has it.
-/// It names the probe too, whose report changes with it.
-pub fn cache_text(text: &str) -> String {
-    format!("\0probe\0{SOURCE}\0{text}")
+/// The probe to run: with `checked`, for a reduction whose candidates a control judges,
+/// it rebuilds the values an AssertionError's check read too (see `CHECKED` in `probe.py`).
+pub fn source(checked: bool) -> Cow<'static, str> {
+    const UNCHECKED: &str = "\nCHECKED = False\n";
+    debug_assert!(SOURCE.contains(UNCHECKED));
+    match checked {
+        true => SOURCE.replacen(UNCHECKED, "\nCHECKED = True\n", 1).into(),
+        false => SOURCE.into(),
+    }
+}
+
+/// The cache key of the run of `text` under the probe `source`: no script holds a NUL byte,
+/// so none has it. It names the probe too, whose report changes with it.
+pub fn cache_text(source: &str, text: &str) -> String {
+    format!("\0probe\0{source}\0{text}")
 }
 
 /// Where the probed script failed; `None` when it did not end in an exception raised through
@@ -40,12 +53,12 @@ mod tests {
     /// The crash that the probe reports for `text`, the same from a cold and a warm worker.
     fn probe(text: &str) -> Option<Crash> {
         let mut workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
-        let cold = crash(&workers.probe(text).expect("python3 runs"));
+        let cold = crash(&workers.probe(text, SOURCE).expect("python3 runs"));
         let dir = tempfile::tempdir().unwrap();
         let original = dir.path().join("repro.py");
         std::fs::write(&original, text).unwrap();
         workers.warm = Some(original);
-        let warm = crash(&workers.probe(text).expect("the warm worker runs"));
+        let warm = crash(&workers.probe(text, SOURCE).expect("the warm worker runs"));
         assert_eq!(cold, warm, "cold and warm probes disagree");
         cold
     }

@@ -154,8 +154,8 @@ impl Workers {
 
     /// Runs `text` under the probe (see `probe.rs`) on the first worker, warm or cold as the
     /// candidates run. Only while no candidates are being run.
-    pub fn probe(&self, text: &str) -> Result<Outcome> {
-        self.run_with(0, text, &self.env_of(0), Some(crate::engine::probe::SOURCE))
+    pub fn probe(&self, text: &str, source: &str) -> Result<Outcome> {
+        self.run_with(0, text, &self.env_of(0), Some(source))
     }
 
     /// Runs `text` on worker `worker`: forked from its zygote in warm mode, else cold; under

@@ -13,11 +13,15 @@
 //! still fails with it. The statement on that line, with those expressions replaced by their
 //! values, is put after (a) the imports, (b) the module-level definitions, (c) all the
 //! module-level code before the statement that led to the failure; for each frame from the
-//! innermost out, smallest script first. Deletion then removes what the statement does not
-//! need.
+//! innermost out, smallest script first. A name the statement reads more than once whose value
+//! is a call (`torch.randn(2)`) is bound once before it (`x, w = torch.randn(2), torch.randn(2)`),
+//! and what reads it stays as it is (`x.shape`): rebuilt at each read it would be several
+//! values, and `f(x)` and `g(x)` would no longer be compared on one input. Deletion then
+//! removes what the statement does not need.
 //!
 //! Last, for each frame, the failing statement stays where it is and only takes the values
-//! it read in place of the expressions (`self.visit(dep, seen)` → `self.visit('perl', set())`),
+//! it read in place of the expressions (`self.visit(dep, seen)` → `self.visit('perl', set())`;
+//! a name read more than once whose value is a call keeps reading what its code computed),
 //! so that the names it read, and the code computing them, can go: a recursion keeps
 //! recursing without the data that led it there. That candidate may grow the script; it is a
 //! pump, kept only if the rounds after it make the script smaller than before.
@@ -52,7 +56,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::{delete_stmt, is_target, line_of};
+use super::{delete_stmt, is_identifier, is_target, line_of};
 use crate::crash::{Crash, Frame};
 use crate::edit::{Candidate, Edit, apply_edits_within, overlaps};
 use crate::pass::Pass;
@@ -126,6 +130,12 @@ impl Pass for JumpToCrash {
             .map(|(_, c)| c)
             .collect()
     }
+}
+
+/// Whether `value` (code the probe reported) is a call, which may build a new value each time
+/// it runs: `torch.randn(4)`, `Decimal('1')`, not `(4,)` nor `torch.float32`.
+fn is_call(value: &str) -> bool {
+    value.starts_with(|c: char| c.is_alphabetic() || c == '_') && value.ends_with(')')
 }
 
 /// Which module-level statements before the failure a candidate keeps.
@@ -249,8 +259,9 @@ impl<'a> Failing<'a> {
                     .exc
                     .as_deref()
                     .filter(|_| r.cause.is_some())
-                    .and_then(|exc| self.moved(span(exc), exprs_of(exc)))
-                    .map(|exc| format!("raise {exc}"));
+                    .and_then(|exc| {
+                        self.moved_with(span(exc), exprs_of(exc), |e| format!("raise {e}"))
+                    });
                 return self
                     .moved(span(stmt), whole())
                     .into_iter()
@@ -270,9 +281,11 @@ impl<'a> Failing<'a> {
             }
             (Stmt::If(s), true) => self.moved(span(&*s.test), exprs_of(&s.test)),
             (Stmt::While(s), true) => self.moved(span(&*s.test), exprs_of(&s.test)),
-            (Stmt::For(s), true) if !s.is_async => self
-                .moved(span(&*s.iter), exprs_of(&s.iter))
-                .map(|iter| format!("for {} in {iter}:\n    pass", self.script.slice(&*s.target))),
+            (Stmt::For(s), true) if !s.is_async => {
+                self.moved_with(span(&*s.iter), exprs_of(&s.iter), |iter| {
+                    format!("for {} in {iter}:\n    pass", self.script.slice(&*s.target))
+                })
+            }
             _ => None,
         };
         one.into_iter().collect()
@@ -290,7 +303,9 @@ impl<'a> Failing<'a> {
             (_, false) => all_exprs(std::slice::from_ref(self.stmt)),
         };
         let text = self.script.text();
-        let (mut edits, _) = self.substitutions(&exprs);
+        // A name read twice keeps reading the value its own code computed.
+        let twice = self.read_twice(&exprs).into_iter().collect();
+        let (mut edits, _) = self.substitutions(&exprs, &twice);
         edits.retain(|e| text[e.range.clone()] != e.replacement);
         (!edits.is_empty()).then(|| {
             Candidate::new(
@@ -306,16 +321,62 @@ impl<'a> Failing<'a> {
     /// The code in `range` with the values in place; `None` when it still reads a local of
     /// the frame.
     fn moved(&self, range: Range<usize>, exprs: Vec<&Expr>) -> Option<String> {
-        let (edits, unresolved) = self.substitutions(&exprs);
+        self.moved_with(range, exprs, |code| code)
+    }
+
+    /// [`moved`](Failing::moved), the code then made a statement by `statement`. A name read
+    /// more than once whose value is a call (`torch.randn(4)`, which builds another value each
+    /// time) is bound once before it (`x = torch.randn(4)`): the reads still see one value, as
+    /// a comparison of `f(x)` with `g(x)` needs.
+    fn moved_with(
+        &self,
+        range: Range<usize>,
+        exprs: Vec<&Expr>,
+        statement: impl FnOnce(String) -> String,
+    ) -> Option<String> {
+        let text = self.script.text();
+        let bound = self.read_twice(&exprs);
+        let (edits, unresolved) = self.substitutions(&exprs, &bound.iter().copied().collect());
         if unresolved {
             return None;
         }
-        apply_edits_within(self.script.text(), range, &edits)
+        let code = statement(apply_edits_within(text, range, &edits)?);
+        if bound.is_empty() {
+            return Some(code);
+        }
+        // One line, as `x, w, b = make_inputs()` bound them.
+        let values: Vec<&str> = bound.iter().map(|name| self.values[name]).collect();
+        Some(format!(
+            "{} = {}\n{code}",
+            bound.join(", "),
+            values.join(", ")
+        ))
+    }
+
+    /// The names `exprs` read more than once whose value is a call (see [`is_call`]), in the
+    /// order they are first read: rebuilt at each read, they would be as many different values.
+    fn read_twice(&self, exprs: &[&Expr]) -> Vec<&'a str> {
+        let text = self.script.text();
+        let (edits, _) = self.substitutions(exprs, &HashSet::new());
+        let reads: Vec<&str> = edits
+            .iter()
+            .filter(|e| is_call(&e.replacement))
+            .map(|e| &text[e.range.clone()])
+            .filter(|read| is_identifier(read))
+            .collect();
+        let mut names: Vec<&str> = Vec::new();
+        for read in &reads {
+            if !names.contains(read) && reads.iter().filter(|r| *r == read).count() > 1 {
+                names.push(read);
+            }
+        }
+        names
     }
 
     /// The edits that replace every outermost name, attribute or subscript of `exprs` whose
-    /// value the frame reported by that value, and whether a local of the frame is still read.
-    fn substitutions(&self, exprs: &[&Expr]) -> (Vec<Edit>, bool) {
+    /// value the frame reported by that value, but for what reads a name `bound` before the
+    /// statement, and whether a local of the frame is still read.
+    fn substitutions(&self, exprs: &[&Expr], bound: &HashSet<&str>) -> (Vec<Edit>, bool) {
         let text = self.script.text();
         let mut edits: Vec<Edit> = Vec::new();
         let mut unresolved = false;
@@ -331,7 +392,13 @@ impl<'a> Failing<'a> {
                     expr,
                     Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_)
                 ) || self.values.contains_key(&text[r.clone()]));
-            if inside_replaced || !read {
+            // What reads a bound name stays as it is (`x.shape[-1:]`): it reads the one value.
+            let reads_bound = || {
+                exprs_of(expr)
+                    .iter()
+                    .any(|e| matches!(e, Expr::Name(n) if bound.contains(n.id.as_str())))
+            };
+            if inside_replaced || !read || reads_bound() {
                 continue;
             }
             if let Some(&value) = self.values.get(&text[r.clone()]) {
@@ -426,6 +493,27 @@ mod tests {
         let texts = results(text, frames);
         assert_eq!(
             texts[0], "import torch\ntorch.nn.Linear(400, 1024).double()(torch.randn(8, 400))\n",
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_rebuilt_value_read_twice_is_bound_once() {
+        let text = "import torch\ndef check(x, w, b):\n    assert torch.allclose(mine(x) * w + b, ref(x, x.shape[-1:], w) + b)\ncheck(torch.randn(8, 8), 2.0, torch.randn(8))\n";
+        let frames = vec![frame(
+            3,
+            &["x", "w", "b"],
+            &[
+                ("x", "torch.randn(8, 8)"),
+                ("w", "2.0"),
+                ("b", "torch.randn(8)"),
+                ("x.shape[-1:]", "torch.Size([8])"),
+            ],
+        )];
+        let texts = results(text, frames);
+        assert_eq!(
+            texts[0],
+            "import torch\nx, b = torch.randn(8, 8), torch.randn(8)\nassert torch.allclose(mine(x) * 2.0 + b, ref(x, x.shape[-1:], 2.0) + b)\n",
             "{texts:?}"
         );
     }

@@ -8,7 +8,10 @@
 //! `nn.BatchNorm1d/2d/3d`, as arguments, as the items of a tuple or list shape
 //! (`torch.zeros((4, 1024))`), as keywords (`size=`, `in_features=`, ...) or as factors of a
 //! product (`x.view(B * T, C)`). Each size is tried at 1 and at the largest of 2, 4 and 8
-//! below its value; once that holds, the next try goes on down from there.
+//! below its value; once that holds, the next try goes on down from there. In a script that
+//! compares tensors (an accuracy check) sizes stop at 2: over a dimension of 1 a mean is its
+//! input and a variance is undefined, and computations that differ agree there by accident
+//! (`layer_norm` of one element is its bias, and so is a broken normalization).
 //!
 //! Sizes that must agree are changed together, before any one of them alone:
 //! - when one value sits in several size positions (1024 in `torch.randn(8, 1024)` and in
@@ -69,6 +72,11 @@ impl Pass for ShrinkDims {
             return Vec::new();
         }
         let text = script.text();
+        let smallest = if crate::control::compares_tensors(script) {
+            2
+        } else {
+            1
+        };
         let mut sizes = Vec::new();
         let mut names = Vec::new();
         for expr in all_exprs(script.body()) {
@@ -122,7 +130,7 @@ impl Pass for ShrinkDims {
             } else {
                 format!("lines {list}")
             };
-            for target in smaller_targets(value) {
+            for target in smaller_targets(value, smallest) {
                 out.push(Candidate::new(
                     format!(
                         "shrink every size {value} to {target} ({} places, {lines})",
@@ -138,7 +146,7 @@ impl Pass for ShrinkDims {
         for literal in bindings.iter().chain(&sizes) {
             let line = line_of(text, literal.range.start);
             let value = literal.value;
-            for target in smaller_targets(value) {
+            for target in smaller_targets(value, smallest) {
                 let description = match &literal.role {
                     Role::BindingOf(name) => {
                         format!("shrink `{name} = {value}` to {target} at line {line}")
@@ -158,14 +166,18 @@ impl Pass for ShrinkDims {
     }
 }
 
-/// The targets tried for `value`: 1, and the largest of the others below it. Once that one
-/// holds, the next try goes on from it (32 → 8, then 4, then 2): two candidates a size where
-/// trying every target would cost four, most of them refused together when the failure
-/// needs a size above 8.
-fn smaller_targets(value: u64) -> impl Iterator<Item = u64> {
-    let below = || TARGETS.into_iter().filter(move |&t| t < value);
+/// The targets tried for `value`: `smallest`, and the largest of the others below it. Once
+/// that one holds, the next try goes on from it (32 → 8, then 4, then 2): two candidates a
+/// size where trying every target would cost four, most of them refused together when the
+/// failure needs a size above 8.
+fn smaller_targets(value: u64, smallest: u64) -> impl Iterator<Item = u64> {
+    let below = move || {
+        TARGETS
+            .into_iter()
+            .filter(move |&t| smallest <= t && t < value)
+    };
     let largest = below().next_back();
-    below().filter(move |&t| t == 1 || Some(t) == largest)
+    below().filter(move |&t| t == smallest || Some(t) == largest)
 }
 
 /// The value of an integer literal larger than 1, the only ones worth shrinking.
@@ -313,6 +325,19 @@ mod tests {
         assert!(out.contains(
             &"import torch\nx = torch.randn(8, 1)\nlin = torch.nn.Linear(1024, 10)\n".to_string()
         ));
+    }
+
+    #[test]
+    fn sizes_of_an_accuracy_check_stop_at_two() {
+        let text = "import torch\nx = torch.randn(1024)\nassert torch.allclose(f(x), g(x))\n";
+        let out = results(text);
+        assert_eq!(
+            out,
+            [
+                "import torch\nx = torch.randn(2)\nassert torch.allclose(f(x), g(x))\n",
+                "import torch\nx = torch.randn(8)\nassert torch.allclose(f(x), g(x))\n"
+            ]
+        );
     }
 
     #[test]
