@@ -463,6 +463,12 @@ fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
             Some("X - 1 → X"),
         ),
         (
+            "torch_allclose_layernorm",
+            Some("the script's own computation → the reference it is compared with"),
+            Some("torch/testing/_comparison.py:assert_close"),
+            Some("unbiased=True → False"),
+        ),
+        (
             "torch_decoy_shape_message",
             None,
             Some("torch/nn/modules/linear.py:forward"),

@@ -69,10 +69,11 @@ pub fn keeps_kinds(before: &HashMap<String, HashSet<String>>, after: &Script) ->
 }
 
 /// How many times `script` uses a module bound by `import m` (or `import m as n`) as a value:
-/// its name read anywhere but as the object of an attribute or the callee of a call
-/// (`bool(argparse)`, `a = argparse`). A candidate of any pass may not use modules so more
-/// often than the script it comes from: a module is never what a value of another kind
-/// (a flag, a string, a backend) was replaced by.
+/// its name read anywhere but as the object of an attribute (`bool(argparse)`,
+/// `a = argparse`, and `F(x)`, which raises at once: a module is not callable). A candidate
+/// of any pass may not use modules so more often than the script it comes from: a module is
+/// never what a value of another kind (a flag, a string, a backend, a function) was replaced
+/// by.
 pub fn module_values(script: &Script) -> usize {
     let modules = crate::python::imported_names(script.body(), false);
     if modules.is_empty() {
@@ -83,7 +84,6 @@ pub fn module_values(script: &Script) -> usize {
         .iter()
         .filter_map(|e| match e {
             Expr::Attribute(a) => Some(crate::python::span(&*a.value).start),
-            Expr::Call(c) => Some(crate::python::span(&*c.func).start),
             _ => None,
         })
         .collect();
@@ -157,6 +157,8 @@ mod tests {
             0
         );
         assert_eq!(count("from os import path\nf(path)\n"), 0);
+        // `F.layer_norm(x)` hoisted to `F(x)`.
+        assert_eq!(count("import torch.nn.functional as F\nF(x)\n"), 1);
     }
 
     #[test]

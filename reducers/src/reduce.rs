@@ -8,6 +8,7 @@ use crate::edit::{Candidate, count_lines};
 use crate::kinds;
 use crate::pass::Pass;
 use crate::python::{Expr, PythonVersion, Script, Stmt, all_exprs, span};
+use crate::scopes::Scopes;
 use crate::tautology::constant_asserts;
 
 /// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
@@ -491,13 +492,7 @@ impl Run<'_> {
                 && grown < MAX_GROWTH
                 && !(pass.is_pump() && self.rolled_back.contains(self.current.text())))
             .then_some(&self.accepted);
-            let rules = Rules {
-                constant_asserts: self.constant_asserts,
-                // The arguments the torch passes own keep their kind under any other pass.
-                kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
-                    .then(|| kinds::owned_values(&self.current)),
-                module_values: kinds::module_values(&self.current),
-            };
+            let rules = Rules::of(pass, &self.current, self.constant_asserts);
             let (window, next) = fill_window(
                 &candidates,
                 cursor,
@@ -652,12 +647,7 @@ impl Following {
         }
         Some(Following {
             candidates: unprotected(pass.candidates(current), current, message),
-            rules: Rules {
-                constant_asserts,
-                kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
-                    .then(|| kinds::owned_values(current)),
-                module_values: kinds::module_values(current),
-            },
+            rules: Rules::of(pass, current, constant_asserts),
             grows: pass.may_grow(),
         })
     }
@@ -831,11 +821,41 @@ struct Rules {
     /// How often the script uses a module as a value: a candidate may not do it more often
     /// (see [`kinds::module_values`]).
     module_values: usize,
+    /// The names the script binds at module level: a candidate may not read one it no longer
+    /// binds anywhere (`import torch` deleted while `torch.randn` stays), which raises
+    /// `NameError` when the read runs. Where it never runs (a function nobody calls),
+    /// deleting that code first makes the binding unused, for the passes that remove those.
+    module_names: HashSet<String>,
+    /// How many constructions of the script's dataclasses do not fit their fields: a
+    /// candidate may not have more (see [`crate::passes::misfit_constructions`]).
+    misfits: usize,
 }
 
 impl Rules {
+    /// The rules the candidates of `pass` for `current` keep.
+    fn of(pass: &dyn Pass, current: &Script, constant_asserts: usize) -> Rules {
+        Rules {
+            constant_asserts,
+            // The arguments the torch passes own keep their kind under any other pass.
+            kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
+                .then(|| kinds::owned_values(current)),
+            module_values: kinds::module_values(current),
+            module_names: Scopes::of(current.body())
+                .module_names()
+                .iter()
+                .map(|name| name.to_string())
+                .collect(),
+            misfits: crate::passes::misfit_constructions(current),
+        }
+    }
+
     fn allow(&self, candidate: &Script) -> bool {
-        constant_asserts(candidate) <= self.constant_asserts
+        let scopes = Scopes::of(candidate.body());
+        !scopes
+            .unbound_reads()
+            .any(|name| self.module_names.contains(name))
+            && constant_asserts(candidate) <= self.constant_asserts
+            && crate::passes::misfit_constructions(candidate) <= self.misfits
             && kinds::module_values(candidate) <= self.module_values
             && self
                 .kinds

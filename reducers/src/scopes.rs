@@ -85,6 +85,22 @@ impl<'a> Scopes<'a> {
         self.module_bound.contains(name)
     }
 
+    /// The names the module binds.
+    pub fn module_names(&self) -> &HashSet<&'a str> {
+        &self.module_bound
+    }
+
+    /// The names read where no scope binds them, the module included: builtins, and names
+    /// that raise `NameError` when the read runs.
+    pub fn unbound_reads(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.occurrences
+            .iter()
+            .filter(|o| {
+                !o.binds && self.resolve_occurrence(o).is_none() && !self.module_binds(o.name)
+            })
+            .map(|o| o.name)
+    }
+
     /// The scope whose node spans exactly `range`.
     pub fn scope_at(&self, range: &Range<usize>) -> Option<usize> {
         self.scopes.iter().position(|s| s.range == *range)

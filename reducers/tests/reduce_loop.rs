@@ -501,6 +501,32 @@ fn an_assert_never_becomes_a_check_of_constants() {
 }
 
 #[test]
+fn no_candidate_reads_a_name_it_no_longer_binds() {
+    // The oracle would accept a script that reads `helper` without defining it; Python would
+    // not: such candidates are refused unseen.
+    struct Sees(Vec<String>);
+    impl Oracle for Sees {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            self.0.extend(texts.iter().cloned());
+            Ok(texts.iter().map(|t| t.contains("helper(")).collect())
+        }
+    }
+    let text = "import os\n\ndef helper(x):\n    return x * 2\n\ndef unused():\n    return os.getcwd()\n\nprint(helper(os.sep))\n";
+    let mut oracle = Sees(Vec::new());
+    let out = reduce(text, PASSES, &mut oracle, &exhaustive()).unwrap();
+    for seen in &oracle.0 {
+        let script = scrub_reducers::Script::parse(seen.as_str(), Default::default()).unwrap();
+        let scopes = scrub_reducers::scopes::Scopes::of(script.body());
+        let unbound: Vec<&str> = scopes.unbound_reads().collect();
+        assert!(
+            !unbound.contains(&"helper") && !unbound.contains(&"os"),
+            "{seen}"
+        );
+    }
+    assert!(out.text.contains("def helper"), "{}", out.text);
+}
+
+#[test]
 fn a_generic_pass_never_turns_a_backend_into_a_module() {
     // Dynamo fails before it calls the backend, so an oracle that only sees the compile would
     // take any value there.

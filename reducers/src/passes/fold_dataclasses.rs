@@ -351,6 +351,74 @@ fn bound_instances(script: &Script, classes: &HashMap<&str, Record>) -> Vec<Cand
     out
 }
 
+/// How many constructions of the script's dataclasses raise `TypeError` at once: an argument
+/// for no field (`Config(d_model=64)` once the `d_model` field is deleted), too many
+/// positional ones, or a field without a default left out. Only module-level dataclasses
+/// without bases and without an `__init__` are judged, whose fields the class body shows.
+pub(crate) fn misfit_constructions(script: &Script) -> usize {
+    let mut classes: HashMap<&str, (Vec<&str>, usize)> = HashMap::new();
+    for stmt in script.body() {
+        let Stmt::ClassDef(class) = stmt else {
+            continue;
+        };
+        if class.arguments.is_some()
+            || !class
+                .decorator_list
+                .iter()
+                .any(|d| is_plain_dataclass(&d.expression))
+        {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut required = 0;
+        let mut judged = true;
+        for stmt in &class.body {
+            match stmt {
+                Stmt::AnnAssign(a) => {
+                    let annotation = script.slice(&*a.annotation);
+                    if annotation.contains("KW_ONLY") || annotation.contains("InitVar") {
+                        judged = false;
+                    }
+                    if annotation.contains("ClassVar") {
+                        continue;
+                    }
+                    let Expr::Name(n) = a.target.as_ref() else {
+                        continue;
+                    };
+                    if a.value.is_none() && required == fields.len() {
+                        required += 1;
+                    }
+                    fields.push(n.id.as_str());
+                }
+                Stmt::FunctionDef(f) if f.name.as_str() == "__init__" => judged = false,
+                _ => {}
+            }
+        }
+        if judged {
+            classes.insert(class.name.as_str(), (fields, required));
+        }
+    }
+    if classes.is_empty() {
+        return 0;
+    }
+    all_exprs(script.body())
+        .into_iter()
+        .filter(|e| {
+            let Expr::Call(call) = e else { return false };
+            let Expr::Name(n) = call.func.as_ref() else {
+                return false;
+            };
+            let Some((fields, required)) = classes.get(n.id.as_str()) else {
+                return false;
+            };
+            match match_arguments(fields, fields.len(), &call.arguments) {
+                Some(given) => given[..*required].iter().any(Option::is_none),
+                None => true,
+            }
+        })
+        .count()
+}
+
 /// `@dataclass`, `@dataclasses.dataclass` or either called without `init=False`.
 fn is_plain_dataclass(expr: &Expr) -> bool {
     match expr {
@@ -368,5 +436,29 @@ fn is_plain_dataclass(expr: &Expr) -> bool {
                 && matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == "dataclasses")
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn misfits(text: &str) -> usize {
+        misfit_constructions(&Script::parse(text, Default::default()).unwrap())
+    }
+
+    #[test]
+    fn a_construction_that_does_not_fit_the_fields_is_counted() {
+        let class =
+            "from dataclasses import dataclass\n@dataclass\nclass C:\n    a: int\n    b: int = 2\n";
+        assert_eq!(misfits(&format!("{class}C(1)\nC(a=1, b=3)\n")), 0);
+        // A field that is gone, one too many, a required one left out.
+        assert_eq!(
+            misfits(&format!("{class}C(1, d=4)\nC(1, 2, 3)\nC(b=3)\n")),
+            3
+        );
+        // A class whose fields the body does not show is not judged.
+        let custom = "from dataclasses import dataclass\n@dataclass\nclass C(Base):\n    a: int\nC(1, 2, 3)\n";
+        assert_eq!(misfits(custom), 0);
     }
 }

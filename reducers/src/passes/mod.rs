@@ -42,6 +42,7 @@ pub use first_elements::FirstElements;
 pub use flatten_classes::FlattenClasses;
 pub use fold_aliases::FoldAliases;
 pub use fold_dataclasses::FoldDataclasses;
+pub(crate) use fold_dataclasses::misfit_constructions;
 pub use freeze_values::FreezeValues;
 pub use hoist_expressions::HoistExpressions;
 pub use inline_calls::InlineCalls;
