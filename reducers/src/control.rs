@@ -266,7 +266,7 @@ fn compared_sides<'a>(
 }
 
 /// Whether the script compares tensors (`torch.allclose(a, b)`, …): an accuracy check.
-pub(crate) fn compares_tensors(script: &Script) -> bool {
+pub fn compares_tensors(script: &Script) -> bool {
     !compared_sides(script, &torch_imports(script)).is_empty()
 }
 

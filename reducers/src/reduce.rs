@@ -821,11 +821,12 @@ struct Rules {
     /// How often the script uses a module as a value: a candidate may not do it more often
     /// (see [`kinds::module_values`]).
     module_values: usize,
-    /// The names the script binds at module level: a candidate may not read one it no longer
-    /// binds anywhere (`import torch` deleted while `torch.randn` stays), which raises
-    /// `NameError` when the read runs. Where it never runs (a function nobody calls),
-    /// deleting that code first makes the binding unused, for the passes that remove those.
-    module_names: HashSet<String>,
+    /// The names the script binds and reads nowhere unbound: a candidate may not read one
+    /// where no scope binds it (`import torch` deleted while `torch.randn` stays, `x = …`
+    /// deleted from a function that reads `x`), which raises `NameError` when the read runs.
+    /// Where it never runs (a function nobody calls), deleting that code first makes the
+    /// binding unused, for the passes that remove those.
+    bound_names: HashSet<String>,
     /// How many constructions of the script's dataclasses do not fit their fields: a
     /// candidate may not have more (see [`crate::passes::misfit_constructions`]).
     misfits: usize,
@@ -840,11 +841,16 @@ impl Rules {
             kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
                 .then(|| kinds::owned_values(current)),
             module_values: kinds::module_values(current),
-            module_names: Scopes::of(current.body())
-                .module_names()
-                .iter()
-                .map(|name| name.to_string())
-                .collect(),
+            bound_names: {
+                let scopes = Scopes::of(current.body());
+                let unbound: HashSet<&str> = scopes.unbound_reads().collect();
+                scopes
+                    .bound_names()
+                    .into_iter()
+                    .filter(|name| !unbound.contains(name))
+                    .map(str::to_string)
+                    .collect()
+            },
             misfits: crate::passes::misfit_constructions(current),
         }
     }
@@ -853,7 +859,7 @@ impl Rules {
         let scopes = Scopes::of(candidate.body());
         !scopes
             .unbound_reads()
-            .any(|name| self.module_names.contains(name))
+            .any(|name| self.bound_names.contains(name))
             && constant_asserts(candidate) <= self.constant_asserts
             && crate::passes::misfit_constructions(candidate) <= self.misfits
             && kinds::module_values(candidate) <= self.module_values

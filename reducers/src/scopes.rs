@@ -85,9 +85,14 @@ impl<'a> Scopes<'a> {
         self.module_bound.contains(name)
     }
 
-    /// The names the module binds.
-    pub fn module_names(&self) -> &HashSet<&'a str> {
-        &self.module_bound
+    /// The names some scope binds, the module included.
+    pub fn bound_names(&self) -> HashSet<&'a str> {
+        self.bound
+            .iter()
+            .flatten()
+            .chain(&self.module_bound)
+            .copied()
+            .collect()
     }
 
     /// The names read where no scope binds them, the module included: builtins, and names
