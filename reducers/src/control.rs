@@ -123,6 +123,37 @@ fn eager(script: &Script) -> Option<String> {
     apply_edits(text, &kept)
 }
 
+/// How many of the callables given to `torch.compile` the script also calls eagerly
+/// (`expected = forward(x)` beside `torch.compile(forward)(x)`): the eager references of an
+/// accuracy repro. A candidate with fewer than its original compares the compiled result
+/// with something else (`zip(torch.compile(forward)(x), x)` passes its control whenever
+/// `relu(x)` happens to be `x`), however its control runs.
+pub fn eager_references(script: &Script) -> usize {
+    let imports = torch_imports(script);
+    if imports.is_empty() {
+        return 0;
+    }
+    let exprs = all_exprs(script.body());
+    let compiled: HashSet<&str> = exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) if torch_path(&imports, &c.func).as_deref() == Some("torch.compile") => {
+                c.arguments.args.first().map(|f| script.slice(f))
+            }
+            _ => None,
+        })
+        .collect();
+    let called: HashSet<&str> = exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) => Some(script.slice(&*c.func)),
+            _ => None,
+        })
+        .filter(|callee| compiled.contains(callee))
+        .collect();
+    called.len()
+}
+
 /// The library calls of the reference sides of the script's comparisons (see
 /// [`Suspect::Custom`]), sorted: `torch.nn.functional.rms_norm`. A candidate whose reference
 /// lost one of the original's compares the custom code with something else.
@@ -639,6 +670,35 @@ mod tests {
         };
         assert_eq!(script.slice(custom), "y * w");
         assert_eq!(script.slice(reference), "F.layer_norm(x, x.shape, w)");
+    }
+
+    #[test]
+    fn a_compiled_function_called_eagerly_too_is_an_eager_reference() {
+        let count =
+            |text: &str| eager_references(&Script::parse(text, PythonVersion::PY311).unwrap());
+        let original = "import torch\ndef forward(a):\n    return torch.relu(a)\nx = torch.randn(1)\nexpected = forward(x)\nassert torch.allclose(torch.compile(forward)(x), expected)\n";
+        assert_eq!(count(original), 1);
+        // Folded into the check, or the function inlined at both places: still there.
+        assert_eq!(
+            count(
+                "import torch\nx = torch.randn(1)\nassert torch.allclose(torch.compile(torch.relu)(x), torch.relu(x))\n"
+            ),
+            1
+        );
+        // The reference replaced by the input, or by a call of something else: gone.
+        assert_eq!(
+            count(
+                "import torch\ndef forward(a):\n    return torch.relu(a)\nx = torch.randn(1)\nassert torch.allclose(torch.compile(forward)(x), x)\n"
+            ),
+            0
+        );
+        assert_eq!(
+            count(
+                "import torch\nx = torch.randn(1)\nassert torch.allclose(torch.compile(torch.relu)(x), torch.abs(x))\n"
+            ),
+            0
+        );
+        assert_eq!(count("x = 1\n"), 0);
     }
 
     fn control(text: &str) -> Option<(Suspect, String)> {

@@ -4,7 +4,8 @@
 //! inductor. [`plain`] turns that into a plain PyTorch script that a person could have
 //! written: the graph's module, a constructor per input (`torch.randn(8, 32)`), and the
 //! compiled call, or for an accuracy repro eager against compiled with the user's kind of
-//! check; there the eager reference is kept (`# scrub: keep`) and the random inputs seeded.
+//! check; there the random inputs are seeded, and the eager reference stays because the
+//! oracle refuses a candidate that no longer calls the compiled function eagerly.
 //! The config lines stay; scrub's passes then drop what the failure does not need. A tighter
 //! form comes first, the one shown below: the graph as a function, `import torch` alone, and
 //! only the configs the user's script sets; the caller falls back to the plain form when the
@@ -227,9 +228,10 @@ impl<'a> Parts<'a> {
             out.push_str(&format!("with torch.no_grad():\n    {compiled}\n"));
             return out;
         }
-        // The eager reference is what the check compares with: no pass may take it away. The
-        // tight form computes it outside `no_grad`, which a kept line inside would pin.
-        let expected = format!("expected = {callee}({args})  # scrub: keep\n");
+        // The eager reference is what the check compares with: the oracle refuses a candidate
+        // that no longer calls `callee` eagerly (see `control::eager_references`), so passes
+        // may fold it into the check. The tight form computes it outside `no_grad`.
+        let expected = format!("expected = {callee}({args})\n");
         if tight {
             out.push_str(&format!(
                 "{expected}with torch.no_grad():\n    actual = {compiled}\n"
@@ -496,9 +498,7 @@ mod tests {
     fn an_accuracy_repro_compares_eager_with_compiled_as_the_user_did() {
         let text = AFTER_AOT.replace("accuracy=False", "accuracy=True");
         let close = plain_of(&text, None).unwrap();
-        assert!(
-            close.contains("expected = mod(primals_1, primals_2, primals_3, s0)  # scrub: keep")
-        );
+        assert!(close.contains("expected = mod(primals_1, primals_2, primals_3, s0)\n"));
         assert!(close.contains("torch.manual_seed(0)  # scrub: keep\nprimals_1 = "));
         assert!(close.ends_with("torch.testing.assert_close(actual, expected)\n"));
         let check = Check::AssertAllclose("compiled output differs from \"eager\"".into());
@@ -523,8 +523,7 @@ mod tests {
         let accuracy = AFTER_AOT.replace("accuracy=False", "accuracy=True");
         let tight = &plain_forms(&accuracy, None, original)[0];
         assert!(
-            tight
-                .contains("expected = forward(primals_1, primals_2, primals_3, s0)  # scrub: keep"),
+            tight.contains("expected = forward(primals_1, primals_2, primals_3, s0)\n"),
             "{tight}"
         );
     }

@@ -28,6 +28,9 @@ pub(crate) struct Control {
     /// For a custom implementation: how many of the original's custom sides read nothing of
     /// their input (see `scrub_reducers::control::hollow_customs`); no candidate may have more.
     pub(crate) hollow_customs: usize,
+    /// For a compiled function: how many of the original's compiled callables it also calls
+    /// eagerly (see `scrub_reducers::control::eager_references`); no candidate may have fewer.
+    pub(crate) eager_references: usize,
 }
 
 impl Control {
@@ -38,20 +41,20 @@ impl Control {
         original: &str,
         version: PythonVersion,
     ) -> Control {
-        let custom = (suspect == Suspect::Custom)
-            .then(|| Script::parse(original, version))
-            .flatten();
+        let parsed = Script::parse(original, version);
+        let custom = parsed.as_ref().filter(|_| suspect == Suspect::Custom);
         Control {
             suspect,
             fix,
             version,
             reference_calls: custom
-                .as_ref()
                 .map(scrub_reducers::control::reference_calls)
                 .unwrap_or_default(),
-            hollow_customs: custom
+            hollow_customs: custom.map_or(0, scrub_reducers::control::hollow_customs),
+            eager_references: parsed
                 .as_ref()
-                .map_or(0, scrub_reducers::control::hollow_customs),
+                .filter(|_| suspect == Suspect::Compile)
+                .map_or(0, scrub_reducers::control::eager_references),
         }
     }
 
@@ -202,6 +205,12 @@ impl<'a> ProcessOracle<'a> {
             if scrub_reducers::control::hollow_customs(script) > guard.hollow_customs {
                 return Err("the script's own computation no longer reads its input".into());
             }
+        }
+        if suspect == Suspect::Compile
+            && let Some(script) = &script
+            && scrub_reducers::control::eager_references(script) < guard.eager_references
+        {
+            return Err("the compiled function is no longer compared with its eager call".into());
         }
         let Some(control) = script.and_then(|script| guard.build(&script)) else {
             return Err(match &guard.fix {

@@ -6,7 +6,11 @@
 //! is used); then each import statement, used or not — an import the failure needs for its
 //! side effects stays because the oracle says so. An import that is all its block holds
 //! becomes `pass`; one that shares its line goes with its `;`. `import sys` whose one use is
-//! `sys.exit(n)` goes with that call turned into `raise SystemExit(n)`.
+//! `sys.exit(n)` goes with that call turned into `raise SystemExit(n)`. A module-level
+//! alias of a module path (`import torch.nn.functional as F`, `from torch import nn`) is
+//! spelled out at each read (`F.layer_norm` → `torch.nn.functional.layer_norm`) and goes,
+//! or becomes `import torch` when nothing imports the root package: one line fewer, where
+//! the reads are few enough for the script to end shorter.
 //!
 //! ## Example
 //! ```python
@@ -23,6 +27,7 @@ use super::{combine, dedup, delete_stmt, delete_stmts, lines_label, short};
 use crate::edit::{Candidate, Edit, list_item_range};
 use crate::pass::Pass;
 use crate::python::{Expr, Script, Stmt, all_bodies, ast, referenced_names, span};
+use crate::scopes::Scopes;
 
 pub struct DropImports;
 
@@ -93,6 +98,7 @@ impl Pass for DropImports {
             .collect();
         out.extend(unused);
         out.extend(plain_exit(script));
+        out.extend(spelled_out(script));
         out.extend(whole);
         // An unused import is met again among all imports.
         dedup(&mut out);
@@ -149,6 +155,78 @@ fn plain_exit(script: &Script) -> Option<Candidate> {
     ))
 }
 
+/// A module-level import that binds one alias of a path (`import torch.nn.functional as F`,
+/// `from torch import nn`) with the alias spelled out at each read, the import deleted when
+/// the module also imports the path's root package, or made `import ROOT` when nothing binds
+/// that name. None where a read of the alias, or of the root at that place, means something
+/// else.
+fn spelled_out(script: &Script) -> Vec<Candidate> {
+    let body = script.body();
+    let scopes = Scopes::of(body);
+    let root_imports = |root: &str| {
+        body.iter().any(|s| {
+            matches!(s, Stmt::Import(i) if i.names.iter().any(|a| a.asname.is_none()
+                && a.name.as_str().split('.').next() == Some(root)))
+        })
+    };
+    let mut out = Vec::new();
+    for (i, stmt) in body.iter().enumerate() {
+        let (path, bound) = match stmt {
+            Stmt::Import(s) => match &s.names[..] {
+                [a] => match &a.asname {
+                    Some(asname) => (a.name.to_string(), asname.as_str()),
+                    None => continue,
+                },
+                _ => continue,
+            },
+            Stmt::ImportFrom(s) if s.level == 0 => match (&s.module, &s.names[..]) {
+                (Some(module), [a]) if a.name.as_str() != "*" => (
+                    format!("{}.{}", module.as_str(), a.name.as_str()),
+                    a.asname.as_ref().unwrap_or(&a.name).as_str(),
+                ),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let root = path.split('.').next().unwrap_or_default();
+        if bound == root {
+            continue;
+        }
+        let at = span(stmt);
+        let mut edits = Vec::new();
+        let mut plain = true;
+        for o in scopes.occurrences.iter().filter(|o| o.name == bound) {
+            if at.contains(&o.range.start) {
+                continue;
+            }
+            let root_here = scopes.resolve(root, scopes.innermost_at(o.range.start));
+            if o.binds || scopes.resolve_occurrence(o).is_some() || root_here.is_some() {
+                plain = false;
+                break;
+            }
+            edits.push(Edit::replace(o.range.clone(), path.clone()));
+        }
+        if !plain || edits.is_empty() {
+            continue;
+        }
+        if root_imports(root) {
+            edits.push(delete_stmt(script, body, i, true));
+        } else if scopes.module_binds(root) {
+            continue;
+        } else {
+            edits.push(Edit::replace(at.clone(), format!("import {root}")));
+        }
+        out.push(Candidate::new(
+            format!(
+                "spell out `{bound}` as {path} at {}",
+                lines_label(script.text(), &at)
+            ),
+            edits,
+        ));
+    }
+    out
+}
+
 /// The name an import binds: `b` for `import a as b`, `a` for `import a.b.c`.
 fn bound_name(alias: &ast::Alias) -> &str {
     match &alias.asname {
@@ -185,6 +263,32 @@ mod tests {
                 .iter()
                 .any(|t| t.contains("SystemExit"))
         );
+    }
+
+    #[test]
+    fn an_alias_of_a_module_path_is_spelled_out_at_its_reads() {
+        let texts =
+            results("import torch\nimport torch.nn.functional as F\nF.relu(torch.ones(1))\n");
+        assert!(
+            texts.contains(&"import torch\ntorch.nn.functional.relu(torch.ones(1))\n".to_string()),
+            "{texts:?}"
+        );
+        let texts = results("from torch import nn\nnn.ReLU()\n");
+        assert!(
+            texts.contains(&"import torch\ntorch.nn.ReLU()\n".to_string()),
+            "{texts:?}"
+        );
+        // A read where the name, or the root package, means something else.
+        for text in [
+            "import torch.nn as nn\ndef f(nn):\n    return nn.ReLU()\nnn.Linear\n",
+            "import torch.nn as nn\ndef f(torch):\n    return nn.ReLU()\n",
+            "import torch.nn as nn\ntorch = 1\nnn.ReLU()\n",
+        ] {
+            assert!(
+                !results(text).iter().any(|t| t.contains("torch.nn.ReLU")),
+                "{text}"
+            );
+        }
     }
 
     #[test]
