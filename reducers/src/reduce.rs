@@ -237,6 +237,9 @@ pub fn reduce(
         crash: None,
         rolled_back: HashSet::new(),
         ahead: Ahead::default(),
+        refused: vec![Refused::default(); passes.len()],
+        clean: false,
+        skipped: false,
     };
     let stop = run.rounds(passes);
     let mut interrupted = stop == StopReason::Interrupted;
@@ -286,6 +289,15 @@ struct Run<'a> {
     /// The asserts on constants the start had (see [`crate::tautology`]): a candidate with
     /// more is refused unseen.
     constant_asserts: usize,
+    /// Per pass, the edits the oracle refused (see `fingerprint`): the same edit proposed
+    /// again, after a win elsewhere or in a later round, is not asked about again. A round
+    /// that changes nothing forgets them all, and only a round that changes nothing with
+    /// nothing forgotten is a fixpoint, so the result still stands every candidate.
+    refused: Vec<Refused>,
+    /// Whether this round asks about every candidate, none skipped as refused before.
+    clean: bool,
+    /// Whether this round proposed a candidate refused before (and so may have skipped it).
+    skipped: bool,
 }
 
 /// See [`Run::proposals`].
@@ -329,6 +341,7 @@ impl Run<'_> {
             }
             self.round += 1;
             let at_start = self.current.text().to_string();
+            self.skipped = false;
             let mut gave_up = false;
             let order = self.schedule(passes);
             // Whether a pass read where the script fails this round, and whether one won.
@@ -368,14 +381,18 @@ impl Run<'_> {
             // A pump is judged once every pass has had a round after it.
             let rolled_back = fine && self.judge_pumps(false);
             if (progressed && self.current.text() != at_start) || rolled_back {
-                (patient, fine) = (false, false);
+                (patient, fine, self.clean) = (false, false, false);
             } else if gave_up {
                 // Every candidate gets its turn before the loop calls this a fixpoint.
                 patient = true;
             } else if !fine {
                 (patient, fine) = (false, true);
             } else if self.judge_pumps(true) {
-                (patient, fine) = (false, false);
+                (patient, fine, self.clean) = (false, false, false);
+            } else if self.skipped {
+                // Every candidate again, those refused on earlier scripts too.
+                self.refused.iter_mut().for_each(Refused::clear);
+                (patient, self.clean) = (true, true);
             } else {
                 return StopReason::Fixpoint;
             }
@@ -458,6 +475,15 @@ impl Run<'_> {
         unprotected(candidates, &self.current, self.options.message.as_deref())
     }
 
+    /// Notes whether some of `candidates` are among those `refused` before: a round that
+    /// skipped one is not a fixpoint.
+    fn note_skips(&mut self, candidates: &[Candidate], refused: Option<&Refused>) {
+        if let Some(refused) = refused {
+            let text = self.current.text();
+            self.skipped |= candidates.iter().any(|c| refused.skips(c, text));
+        }
+    }
+
     /// Runs pass number `i` over the current script until its candidates run out. While
     /// candidates are judged ahead, those of the `following` pass come after its own: when this
     /// one ends without a win, that one starts on the same script.
@@ -468,9 +494,30 @@ impl Run<'_> {
         patient: bool,
         following: Option<&dyn Pass>,
     ) -> Result<PassEnd, Interrupted> {
+        if self.clean {
+            return self.pass_with(i, pass, patient, following, None);
+        }
+        let mut refused = std::mem::take(&mut self.refused[i]);
+        let end = self.pass_with(i, pass, patient, following, Some(&mut refused));
+        self.refused[i] = refused;
+        end
+    }
+
+    /// [`Run::pass`], skipping the candidates whose edits are among those `refused` (see
+    /// [`Run::refused`]) and adding those it sees refused; every candidate without it.
+    fn pass_with(
+        &mut self,
+        i: usize,
+        pass: &dyn Pass,
+        patient: bool,
+        following: Option<&dyn Pass>,
+        mut refused: Option<&mut Refused>,
+    ) -> Result<PassEnd, Interrupted> {
+        let none = Refused::default();
         self.oracle
             .progress(&progress(pass.name(), self.round, &self.current));
         let mut candidates = self.proposals(pass);
+        self.note_skips(&candidates, refused.as_deref());
         let mut cursor = 0;
         let mut refused_in_a_row = 0;
         let mut grown = 0;
@@ -499,6 +546,7 @@ impl Run<'_> {
                 &self.current,
                 grows,
                 &rules,
+                refused.as_deref().unwrap_or(&none),
                 self.options,
             );
             if window.is_empty() {
@@ -526,6 +574,7 @@ impl Run<'_> {
                         &self.current,
                         grows,
                         &rules,
+                        refused.as_deref().unwrap_or(&none),
                         self.options,
                     )
                 {
@@ -548,6 +597,7 @@ impl Run<'_> {
                     &self.current,
                     next.grows.then_some(&self.accepted),
                     &next.rules,
+                    &Refused::default(),
                     self.options,
                 )?;
                 after_later = at + 1;
@@ -563,6 +613,11 @@ impl Run<'_> {
                 )?);
             }
             self.stats[i].candidates += texts.len();
+            if let Some(refused) = refused.as_deref_mut() {
+                for (w, _) in window.iter().enumerate().filter(|&(w, _)| !verdicts[w]) {
+                    refused.insert(&candidates[window[w].0], self.current.text());
+                }
+            }
             let wins: Vec<usize> = (0..window.len()).filter(|&w| verdicts[w]).collect();
             let Some(&first) = wins.first() else {
                 refused_in_a_row += texts.len();
@@ -621,6 +676,7 @@ impl Run<'_> {
             }
             cursor = window[first].0;
             candidates = self.proposals(pass);
+            self.note_skips(&candidates, refused.as_deref());
         }
     }
 }
@@ -870,18 +926,64 @@ impl Rules {
     }
 }
 
+/// The edits the oracle refused, each by what it does wherever it is in the script (the code
+/// each edit replaces and what replaces it), with the script it was refused on.
+#[derive(Debug, Clone, Default)]
+struct Refused(HashMap<u64, u64>);
+
+impl Refused {
+    fn insert(&mut self, candidate: &Candidate, text: &str) {
+        self.0.insert(fingerprint(candidate, text), hash(text));
+    }
+
+    /// Whether `candidate` does on `text` what was refused on another script. On the same
+    /// script it makes the same text, which the oracle's cache answers.
+    fn skips(&self, candidate: &Candidate, text: &str) -> bool {
+        !self.0.is_empty()
+            && self
+                .0
+                .get(&fingerprint(candidate, text))
+                .is_some_and(|&on| on != hash(text))
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+fn hash(value: impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn fingerprint(candidate: &Candidate, text: &str) -> u64 {
+    let edits: Vec<(Option<&str>, &str)> = candidate
+        .edits
+        .iter()
+        .map(|e| (text.get(e.range.clone()), e.replacement.as_str()))
+        .collect();
+    hash(edits)
+}
+
 /// The first candidate from `cursor` on that makes the script smaller, parses and keeps the
 /// `rules`, with its index and text. With `grows` (the scripts accepted so far), a candidate
 /// may also be larger, if it leads to a script never accepted before.
+#[allow(clippy::too_many_arguments)]
 fn next_candidate(
     candidates: &[Candidate],
     cursor: usize,
     current: &Script,
     grows: Option<&HashSet<String>>,
     rules: &Rules,
+    refused: &Refused,
     options: &Options,
 ) -> Option<(usize, String)> {
     (cursor..candidates.len()).find_map(|i| {
+        if refused.skips(&candidates[i], current.text()) {
+            return None;
+        }
         let text = candidates[i].apply(current.text())?;
         ((smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
             && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s)))
@@ -897,12 +999,15 @@ fn fill_window(
     current: &Script,
     grows: Option<&HashSet<String>>,
     rules: &Rules,
+    refused: &Refused,
     options: &Options,
 ) -> (Vec<(usize, String)>, usize) {
     let mut window: Vec<(usize, String)> = Vec::new();
     let mut i = cursor;
     while window.len() < options.window {
-        let Some((at, text)) = next_candidate(candidates, i, current, grows, rules, options) else {
+        let Some((at, text)) =
+            next_candidate(candidates, i, current, grows, rules, refused, options)
+        else {
             return (window, candidates.len());
         };
         if !window.iter().any(|(_, t)| *t == text) {

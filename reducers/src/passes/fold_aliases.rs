@@ -4,7 +4,9 @@
 //! `self = tok`, as inlining a method leaves it (once per inlined call, so that
 //! `propagate_values`, which wants a name bound once, leaves them all): each read of `a`
 //! from the assignment to the next statement of the same block that binds `a` or `b` becomes
-//! `b`, and the assignment goes. One candidate per alias.
+//! `b`, and the assignment goes. One candidate per alias. And a `getattr` of a literal
+//! name, the attribute it reads: `getattr(test, 'test_matches')()` → `test.test_matches()`
+//! (a test runner's dispatch, once its name is propagated).
 //!
 //! ## Example
 //! ```python
@@ -26,10 +28,10 @@
 
 use std::ops::Range;
 
-use super::{delete_stmt, line_of};
+use super::{delete_stmt, is_identifier, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
-use crate::python::{Expr, Script, Stmt, all_bodies, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, span};
 use crate::scopes::{ScopeKind, Scopes};
 
 pub struct FoldAliases;
@@ -51,6 +53,7 @@ impl Pass for FoldAliases {
                 }
             }
         }
+        out.extend(constant_getattrs(script, &all_exprs(script.body())));
         out
     }
 }
@@ -178,6 +181,40 @@ fn through_comprehensions(scopes: &Scopes, from: Option<usize>, to: Option<usize
     true
 }
 
+/// Each `getattr(obj, "name")` with a literal name as the attribute it reads, `obj.name`: what
+/// a test runner's dispatch leaves once its name is propagated, and whose string no literal
+/// shrinking can cut.
+fn constant_getattrs(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for &expr in exprs {
+        let Expr::Call(call) = expr else { continue };
+        let [obj, Expr::StringLiteral(name)] = &*call.arguments.args else {
+            continue;
+        };
+        let name = name.value.to_str();
+        if !matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "getattr")
+            || !call.arguments.keywords.is_empty()
+            || !is_identifier(name)
+        {
+            continue;
+        }
+        let range = span(expr);
+        out.push(Candidate::new(
+            format!(
+                "read `{}` as the attribute `.{name}` at line {}",
+                short(script.slice(expr)),
+                line_of(text, range.start)
+            ),
+            vec![Edit::replace(
+                range,
+                format!("{}.{name}", script.operand(obj)),
+            )],
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +249,15 @@ mod tests {
         assert!(folds("self = tok\ntok = 1\nself.f()\n").is_empty());
         assert!(folds("for i in x:\n    self.f()\n    self = tok\n").is_empty());
         assert!(folds("self = tok\nids = [self for tok in ws]\n").is_empty());
+    }
+
+    #[test]
+    fn a_getattr_of_a_literal_name_reads_the_attribute() {
+        let texts = folds("getattr([*suite][0], 'test_one')()\ngetattr(a, 'not valid')\n");
+        assert!(
+            texts.contains(&"[*suite][0].test_one()\ngetattr(a, 'not valid')\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t.contains("a.not")), "{texts:?}");
     }
 }

@@ -6,9 +6,8 @@
 //! by its receiver, `model.eval()` → `model`; and an assignment to a name nothing else reads
 //! by its value, `self = nn.Dropout2d(1.5)` → `nn.Dropout2d(1.5)`. A sub-expression that
 //! is not atomic is wrapped in parentheses so that it binds as the whole did, and so is a number
-//! before `.name`. A `getattr` of a literal name becomes the attribute it reads:
-//! `getattr(test, 'test_matches')()` → `test.test_matches()`; an atomic expression alone in
-//! parentheses over several lines (a shrunk message) leaves them.
+//! before `.name`. An atomic expression alone in parentheses over several lines (a shrunk message)
+//! leaves them.
 //!
 //! ## Example
 //! ```python
@@ -27,7 +26,7 @@
 //! no control guards such a check, and `assert total(items) == 18831` → `assert items ==
 //! 18831` would compare something else (a torch check keeps its control).
 
-use super::{dedup, is_identifier, is_target, largest_first, line_of, short};
+use super::{dedup, is_target, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use crate::python::{
@@ -101,7 +100,6 @@ impl Pass for HoistExpressions {
                 ));
             }
         }
-        out.extend(constant_getattrs(script, &exprs));
         out.extend(spread_parentheses(script, &exprs));
         out.extend(unused_bindings(script));
         // `f(x, x)` offers `x` twice.
@@ -109,40 +107,6 @@ impl Pass for HoistExpressions {
         largest_first(&mut out);
         out
     }
-}
-
-/// Each `getattr(obj, "name")` with a literal name as the attribute it reads, `obj.name`: what
-/// a test runner's dispatch leaves once its name is propagated, and whose string no literal
-/// shrinking can cut.
-fn constant_getattrs(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
-    let text = script.text();
-    let mut out = Vec::new();
-    for &expr in exprs {
-        let Expr::Call(call) = expr else { continue };
-        let [obj, Expr::StringLiteral(name)] = &*call.arguments.args else {
-            continue;
-        };
-        let name = name.value.to_str();
-        if !matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "getattr")
-            || !call.arguments.keywords.is_empty()
-            || !is_identifier(name)
-        {
-            continue;
-        }
-        let range = span(expr);
-        out.push(Candidate::new(
-            format!(
-                "read `{}` as the attribute `.{name}` at line {}",
-                short(script.slice(expr)),
-                line_of(text, range.start)
-            ),
-            vec![Edit::replace(
-                range,
-                format!("{}.{name}", script.operand(obj)),
-            )],
-        ));
-    }
-    out
 }
 
 /// Each atomic expression on one line alone in parentheses over several lines, as what a
@@ -456,16 +420,6 @@ mod tests {
     fn the_same_replacement_is_offered_once() {
         // `y` once, and the value without its binding.
         assert_eq!(results("x = f(y, y)\n").len(), 2);
-    }
-
-    #[test]
-    fn a_getattr_of_a_literal_name_reads_the_attribute() {
-        let texts = results("getattr([*suite][0], 'test_one')()\ngetattr(a, 'not valid')\n");
-        assert!(
-            texts.contains(&"[*suite][0].test_one()\ngetattr(a, 'not valid')\n".to_string()),
-            "{texts:?}"
-        );
-        assert!(!texts.iter().any(|t| t.contains("a.not")), "{texts:?}");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Large integer sizes where torch takes a shape or a width: the sizes of `torch.randn`,
 //! `rand`, `zeros`, `ones`, `empty`, the size of `full` and `randint`, the end of `arange`, the
 //! shapes of `.view(...)`, `.reshape(...)` and `.expand(...)`, and the widths of `nn.Linear`,
-//! `nn.Conv1d/2d/3d` (with the kernel size), `nn.Embedding`, `nn.LayerNorm` and
+//! `nn.Conv1d/2d/3d` (with the kernel size), `nn.Embedding`, `nn.LayerNorm`, `nn.RMSNorm`,
+//! the normalized shape of `nn.functional.layer_norm` and `rms_norm`, and
 //! `nn.BatchNorm1d/2d/3d`, as arguments, as the items of a tuple or list shape
 //! (`torch.zeros((4, 1024))`), as keywords (`size=`, `in_features=`, ...) or as factors of a
 //! product (`x.view(B * T, C)`). Each size is tried at 1 and at the largest of 2, 4 and 8
@@ -230,7 +231,10 @@ fn size_arguments<'a>(call: &'a ast::ExprCall, path: Option<&str>) -> Vec<&'a Ex
                 &["in_channels", "out_channels", "kernel_size"],
             ),
             "nn.Embedding" => (nth(&[0, 1]), &["num_embeddings", "embedding_dim"]),
-            "nn.LayerNorm" => (nth(&[0]), &["normalized_shape"]),
+            "nn.LayerNorm" | "nn.RMSNorm" => (nth(&[0]), &["normalized_shape"]),
+            "nn.functional.layer_norm" | "nn.functional.rms_norm" => {
+                (nth(&[1]), &["normalized_shape"])
+            }
             "nn.BatchNorm1d" | "nn.BatchNorm2d" | "nn.BatchNorm3d" => {
                 (nth(&[0]), &["num_features"])
             }
@@ -375,6 +379,18 @@ mod tests {
         let out = results(text);
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|t| t.contains("randint(100, (")));
+    }
+
+    #[test]
+    fn a_normalized_shape_shrinks_with_the_input_it_normalizes() {
+        let text =
+            "import torch\nx = torch.randn(128)\ny = torch.nn.functional.rms_norm(x, (128,))\n";
+        let texts = crate::passes::candidate_texts(&ShrinkDims, text);
+        assert_eq!(
+            texts.first().map(String::as_str),
+            Some("import torch\nx = torch.randn(1)\ny = torch.nn.functional.rms_norm(x, (1,))\n"),
+            "{texts:?}"
+        );
     }
 
     #[test]
