@@ -128,6 +128,9 @@ fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
         "torch_dataclass_dropout",
         "torch_inplace_leaf",
         "torch_dtype_mismatch_linear",
+        "torch_tokenizer_ragged_batch",
+        "torch_shape_mismatch_cnn",
+        "torch_dataloader_long_target",
     ];
     let mut failures = Vec::new();
     for case in torch_cases()

@@ -637,3 +637,51 @@ fn a_pump_whose_values_change_from_run_to_run_is_not_tried_for_ever() {
     assert_eq!(out.text, text);
     assert!(oracle.0 < 20, "{} probes", oracle.0);
 }
+
+#[test]
+fn an_edit_refused_on_an_earlier_script_is_asked_again_only_before_the_fixpoint() {
+    /// One candidate per line: delete it.
+    struct DeleteLines;
+    impl scrub_reducers::pass::Pass for DeleteLines {
+        fn name(&self) -> &'static str {
+            "delete_lines"
+        }
+        fn candidates(&self, script: &scrub_reducers::Script) -> Vec<Candidate> {
+            let mut out = Vec::new();
+            let mut at = 0;
+            for line in script.text().split_inclusive('\n') {
+                out.push(Candidate::new(
+                    format!("delete {}", line.trim()),
+                    vec![Edit::delete(at..at + line.len())],
+                ));
+                at += line.len();
+            }
+            out
+        }
+    }
+    /// Refuses every text without all four `s` lines, and counts how often each was asked
+    /// to lose one.
+    struct KeepsS(Vec<usize>);
+    impl Oracle for KeepsS {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let lost: Vec<usize> = (0..4)
+                        .filter(|i| !t.contains(&format!("s{i} = {i}\n")))
+                        .collect();
+                    lost.iter().for_each(|&i| self.0[i] += 1);
+                    lost.is_empty()
+                })
+                .collect())
+        }
+    }
+    let text = "d0 = 0\ns0 = 0\nd1 = 1\ns1 = 1\nd2 = 2\ns2 = 2\nd3 = 3\ns3 = 3\n";
+    let mut oracle = KeepsS(vec![0; 4]);
+    let out = reduce(text, &[&DeleteLines], &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(out.text, "s0 = 0\ns1 = 1\ns2 = 2\ns3 = 3\n");
+    assert_eq!(out.stop, StopReason::Fixpoint);
+    // Once on the start, where the window's first win came before it; once on the result,
+    // in the round that forgets what was refused, which the fixpoint needs.
+    assert_eq!(oracle.0, [2, 2, 2, 2]);
+}
