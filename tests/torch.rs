@@ -129,8 +129,6 @@ fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
         "torch_inplace_leaf",
         "torch_dtype_mismatch_linear",
         "torch_tokenizer_ragged_batch",
-        "torch_shape_mismatch_cnn",
-        "torch_dataloader_long_target",
     ];
     let mut failures = Vec::new();
     for case in torch_cases()
