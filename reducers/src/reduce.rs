@@ -614,9 +614,8 @@ impl Run<'_> {
             }
             self.stats[i].candidates += texts.len();
             if let Some(refused) = refused.as_deref_mut() {
-                for (w, _) in window.iter().enumerate().filter(|&(w, _)| !verdicts[w]) {
-                    refused.insert(&candidates[window[w].0], self.current.text());
-                }
+                let lost = (0..window.len()).filter(|&w| !verdicts[w]);
+                refused.insert(lost.map(|w| &candidates[window[w].0]), self.current.text());
             }
             let wins: Vec<usize> = (0..window.len()).filter(|&w| verdicts[w]).collect();
             let Some(&first) = wins.first() else {
@@ -932,8 +931,12 @@ impl Rules {
 struct Refused(HashMap<u64, u64>);
 
 impl Refused {
-    fn insert(&mut self, candidate: &Candidate, text: &str) {
-        self.0.insert(fingerprint(candidate, text), hash(text));
+    /// Records `candidates`, refused on `text`.
+    fn insert<'c>(&mut self, candidates: impl Iterator<Item = &'c Candidate>, text: &str) {
+        let on = hash(text);
+        for candidate in candidates {
+            self.0.insert(fingerprint(candidate, text), on);
+        }
     }
 
     /// Whether `candidate` does on `text` what was refused on another script. On the same
@@ -951,20 +954,21 @@ impl Refused {
     }
 }
 
-fn hash(value: impl std::hash::Hash) -> u64 {
-    use std::hash::Hasher;
+fn hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    value.hash(&mut hasher);
+    text.hash(&mut hasher);
     hasher.finish()
 }
 
 fn fingerprint(candidate: &Candidate, text: &str) -> u64 {
-    let edits: Vec<(Option<&str>, &str)> = candidate
-        .edits
-        .iter()
-        .map(|e| (text.get(e.range.clone()), e.replacement.as_str()))
-        .collect();
-    hash(edits)
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for edit in &candidate.edits {
+        text.get(edit.range.clone()).hash(&mut hasher);
+        edit.replacement.hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// The first candidate from `cursor` on that makes the script smaller, parses and keeps the
