@@ -43,6 +43,9 @@ const BACKEND_FAILURES: &[&str] = &[
     "CompilationError",
 ];
 
+/// `TORCHDYNAMO_REPRO_LEVEL` for a crash (a signal), whose queries run in a subprocess each.
+const CRASH: u8 = 3;
+
 /// How to run the minifier on a repro.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -52,6 +55,20 @@ pub struct Plan {
     pub level: u8,
     /// For an accuracy repro: how the plain script checks the compiled result.
     pub check: Option<Check>,
+}
+
+impl Plan {
+    /// How the launcher is run. The minifier runs each query in a process of its own unless
+    /// told otherwise, which costs a torch import and a cold compiler per query (about 8 s
+    /// of the 9 each takes on two cores); only a crash needs that isolation, as it would take
+    /// the minifier down with the query.
+    pub fn launcher_args(&self) -> Vec<&'static str> {
+        let mut args = vec!["minifier_launcher.py", "minify"];
+        if self.level != CRASH {
+            args.push("--no-isolate");
+        }
+        args
+    }
 }
 
 /// What one stage of a reduction did, for `run.log`, `--json` and `scrub issue`'s report.
@@ -83,7 +100,7 @@ pub fn plan(mode: Mode, text: &str, sig: &Signature, stderr: &str) -> Result<Pla
     match sig {
         Signature::Signal(_) => Ok(Plan {
             after,
-            level: 3,
+            level: CRASH,
             check: None,
         }),
         Signature::Exception { class, substring } if is_mismatch(class, substring.as_deref()) => {
@@ -251,12 +268,7 @@ fn search(
         ..spec
     };
     stage.runs += 1;
-    let minify = run_in(
-        &folder,
-        &dir.join("minify"),
-        &["minifier_launcher.py"],
-        &spec,
-    )?;
+    let minify = run_in(&folder, &dir.join("minify"), &plan.launcher_args(), &spec)?;
     stage.queries = queries(&minify.stderr).or_else(|| queries(&minify.stdout));
     let repro = std::fs::read_to_string(folder.join("repro.py")).map_err(|_| {
         let how = match final_exception(&minify.stderr) {
@@ -352,12 +364,10 @@ mod tests {
 
     #[test]
     fn a_crash_and_a_mismatch_get_their_own_levels() {
-        assert_eq!(
-            plan(Mode::Auto, COMPILED, &sig("signal:SIGABRT"), "")
-                .unwrap()
-                .level,
-            3
-        );
+        let crash = plan(Mode::Auto, COMPILED, &sig("signal:SIGABRT"), "").unwrap();
+        assert_eq!(crash.level, 3);
+        // Only a crash's queries run in processes of their own.
+        assert_eq!(crash.launcher_args(), ["minifier_launcher.py", "minify"]);
         let mismatch = plan(
             Mode::Auto,
             COMPILED,
@@ -366,6 +376,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(mismatch.level, 4);
+        assert_eq!(
+            mismatch.launcher_args(),
+            ["minifier_launcher.py", "minify", "--no-isolate"]
+        );
         assert_eq!(
             mismatch.check,
             Some(Check::AssertAllclose(

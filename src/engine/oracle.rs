@@ -58,6 +58,12 @@ impl Control {
         }
     }
 
+    /// The same control for a reduction that starts from `start` instead (the minifier's
+    /// plain script): what no candidate may lose is counted there.
+    pub(crate) fn starting_from(&self, start: &str) -> Control {
+        Control::new(self.suspect, self.fix.clone(), start, self.version)
+    }
+
     /// The control of `script`; `None` when its suspect, or the code the fix changes, is gone.
     pub(crate) fn build(&self, script: &Script) -> Option<String> {
         match &self.fix {

@@ -507,7 +507,9 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &run_dir,
         &console,
     );
-    oracle.control = guard.control.clone();
+    // What no candidate may lose is counted on the script the passes start from.
+    let control = guard.control.as_ref().map(|c| c.starting_from(&start));
+    oracle.control = control.clone();
     if let Some(control) = &guard.control
         && control.suspect == Suspect::Custom
     {
@@ -584,7 +586,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             &history,
             &sig,
             &anchor,
-            guard.control.as_ref(),
+            control.as_ref(),
             base.attempts,
             &workers,
             &console,
@@ -613,7 +615,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &console,
     );
     rung_oracle.pass = "ladder".to_string();
-    rung_oracle.control = guard.control.clone();
+    rung_oracle.control = control;
     let ladder = crate::engine::ladder::verdict(&text, &result, interp.parser_version, &mut |t| {
         scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
             .ok()
