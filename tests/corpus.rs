@@ -21,7 +21,7 @@ fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_boun
             continue;
         }
         match reduce_case(case, Path::new(&python())) {
-            Ok((row, _, _)) => eprintln!("{row}"),
+            Ok(reduced) => eprintln!("{}", reduced.row),
             Err(why) => {
                 eprintln!("{:<28} FAILED: {why}", case.name);
                 failures.push(case.name.clone());

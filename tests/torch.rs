@@ -1,6 +1,8 @@
 //! The torch corpus against the pinned PyTorch venv (`SCRUB_TORCH_PYTHON`, set by
-//! `scripts/test`): warm and cold runs of every original agree, and the cheap cases reduce to
-//! small CPU float32 scripts. The full torch corpus runs in `scrub bench` instead.
+//! `scripts/test`): every hand-written repro fails the same way, and every case reduces with
+//! `--exhaustive` to its bound and keeps its bug (warm and cold runs of its original agree; the
+//! result is raised in the same library function, its control or fix passes, and so does it
+//! with its injected bug switched off).
 
 mod common;
 
@@ -41,44 +43,6 @@ fn the_venv_holds_the_pinned_torch() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("2.15.0"));
 }
 
-#[test]
-fn warm_and_cold_runs_of_every_torch_original_fail_the_same_way_on_cpu() {
-    let Some(python) = torch_python() else { return };
-    let spec = RunSpec {
-        python: &python,
-        timeout: Duration::from_secs(120),
-        env: &[],
-        max_memory: None,
-    };
-    for case in torch_cases() {
-        let text = std::fs::read_to_string(case.script()).unwrap();
-        let sig = Signature::parse(&case.spec.signature).unwrap();
-        let cold = run_script(&text, &spec).unwrap();
-        let mut workers = Workers::new(python.clone(), Duration::from_secs(120), 1, vec![]);
-        workers.warm = Some(case.script());
-        let warm = workers.run_all(&[&text]).remove(0).unwrap();
-        assert_eq!(
-            sig.judge(&cold),
-            Verdict::Same,
-            "{}: cold\n{}",
-            case.name,
-            cold.stderr
-        );
-        assert_eq!(
-            sig.judge(&warm),
-            Verdict::Same,
-            "{}: warm\n{}",
-            case.name,
-            warm.stderr
-        );
-        assert_eq!(cold.status, warm.status, "{}", case.name);
-        if matches!(cold.status, Status::Exited(_)) {
-            let header = |s: &str| scrub::engine::exception::final_exception(s).map(|e| e.header);
-            assert_eq!(header(&cold.stderr), header(&warm.stderr), "{}", case.name);
-        }
-    }
-}
-
 /// What a reduced torch repro must no longer hold, unless its failure needs it.
 fn leftovers(result: &str, ladder: &serde_json::Value) -> Vec<String> {
     let held = |rung: &str| {
@@ -117,30 +81,37 @@ fn every_hand_written_torch_repro_fails_the_same_way_in_its_hand_bound() {
     }
 }
 
+/// The control each torch original gets (as `--json` names it), and for a custom
+/// implementation the fix of its own code that makes it pass; every other case has none.
+const CONTROLS: &[(&str, &str, Option<&str>)] = &[
+    ("torch_data_dependent_eager", COMPILE, None),
+    ("torch_dynamo_fullgraph", COMPILE, None),
+    ("torch_compile_accuracy", COMPILE, None),
+    ("torch_compile_cpp_error", COMPILE, None),
+    ("torch_compile_kernel_error", COMPILE, None),
+    ("torch_inductor_relu_accuracy", COMPILE, None),
+    ("torch_custom_rmsnorm", CUSTOM, Some("X - 1 → X")),
+    (
+        "torch_allclose_layernorm",
+        CUSTOM,
+        Some("unbiased=True → False"),
+    ),
+];
+const COMPILE: &str = "torch.compile → eager";
+const CUSTOM: &str = "the script's own computation → the reference it is compared with";
+
 #[test]
-fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
+fn every_torch_case_reduces_to_its_bound_and_keeps_its_bug() {
     let Some(python) = torch_python() else { return };
     let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
-    let cheap = [
-        "torch_storage_resize_segv",
-        "torch_embedding_index",
-        "torch_config_dict_heads",
-        "torch_dataclass_dropout",
-        "torch_inplace_leaf",
-        "torch_dtype_mismatch_linear",
-        "torch_tokenizer_ragged_batch",
-    ];
     let mut failures = Vec::new();
-    for case in torch_cases()
-        .iter()
-        .filter(|c| cheap.contains(&c.name.as_str()) && c.name.contains(&filter))
-    {
+    for case in torch_cases().iter().filter(|c| c.name.contains(&filter)) {
         match reduce_case(case, &python) {
-            Ok((row, result, summary)) => {
-                eprintln!("{row}");
-                let left = leftovers(&result, &summary["ladder"]);
-                if !left.is_empty() {
-                    eprintln!("{}: still holds {left:?}:\n{result}", case.name);
+            Ok(reduced) => {
+                eprintln!("{}", reduced.row);
+                let lost = lost(case, &reduced, &python);
+                if !lost.is_empty() {
+                    eprintln!("{}: {lost:?}\n{}", case.name, reduced.result);
                     failures.push(case.name.clone());
                 }
             }
@@ -151,6 +122,105 @@ fn cheap_torch_cases_reduce_to_small_cpu_scripts() {
         }
     }
     assert!(failures.is_empty(), "failed: {failures:?}");
+}
+
+/// How `reduced`, which fails the same way within its bound, is not the bug of `case`'s
+/// original: what it holds that the failure does not need, a failure raised elsewhere, a
+/// control or a fix that no longer passes, the minifier's generated code.
+fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec<String> {
+    let (result, summary) = (&reduced.result, &reduced.summary);
+    let mut wrong = leftovers(result, &summary["ladder"]);
+    // The candidates were forked from warm workers: the original failed there as it did in
+    // the fresh processes of scrub's baseline.
+    if summary["warm"] != true {
+        wrong.push("the original does not fail the same way warm".to_string());
+    }
+    // Raised in the same library function as the original.
+    let site = scrub::engine::exception::site(&reduced.outcome.stderr);
+    if site.as_deref() != summary["site"].as_str() {
+        wrong.push(format!(
+            "raised in {site:?}, the original in {}",
+            summary["site"]
+        ));
+    }
+    let (control, fix) = CONTROLS
+        .iter()
+        .find(|(name, ..)| *name == case.name)
+        .map_or((None, None), |(_, control, fix)| (Some(*control), *fix));
+    if summary["control"].as_str() != control {
+        wrong.push(format!("control {}", summary["control"]));
+    }
+    if summary["fix"].as_str() != fix {
+        wrong.push(format!("fix {}", summary["fix"]));
+    }
+    match (control, fix) {
+        // The bug is still the original's: its fix makes the result pass. (The custom
+        // computation may be inlined into the comparison, where no call of the script's own
+        // code is left to replace.)
+        (_, Some(fix)) => {
+            let script = scrub_reducers::Script::parse(
+                result.as_str(),
+                scrub_reducers::PythonVersion::PY311,
+            )
+            .unwrap();
+            let fixed = scrub_reducers::fix::Fix::candidates(&script)
+                .into_iter()
+                .find(|f| f.describe() == fix)
+                .and_then(|f| f.apply(&script));
+            match fixed {
+                None => wrong.push(format!("the code {fix} changes is gone")),
+                Some(fixed) => {
+                    let run = run_torch(&fixed, python);
+                    if run.status != Status::Exited(0) {
+                        wrong.push(format!("fixed, it still fails:\n{fixed}\n{}", run.stderr));
+                    }
+                }
+            }
+        }
+        (Some(suspect), None) => match control_of(result, suspect) {
+            None => wrong.push("the suspect is gone".to_string()),
+            Some(control) => {
+                let run = run_torch(&control, python);
+                if run.status != Status::Exited(0) {
+                    wrong.push(format!("its control fails:\n{control}\n{}", run.stderr));
+                }
+            }
+        },
+        (None, None) => {}
+    }
+    // Inductor's test-only bug, switched off: the result passes.
+    let injected = "inject_relu_bug_TESTING_ONLY = ";
+    if let Some(at) = result.find(injected) {
+        let value = result[at + injected.len()..]
+            .lines()
+            .next()
+            .unwrap_or_default();
+        let fixed = result.replacen(&format!("{injected}{value}"), &format!("{injected}None"), 1);
+        let run = run_torch(&fixed, python);
+        if run.status != Status::Exited(0) {
+            wrong.push(format!(
+                "without the injected bug, it still fails:\n{}",
+                run.stderr
+            ));
+        }
+    }
+    // Through PyTorch's minifier, to a plain script.
+    if case.spec.exercises.iter().any(|e| e == "minifier") {
+        let stage = &summary["stages"][0];
+        if stage["name"] != "minifier" || stage["outcome"] != "used" {
+            wrong.push(format!("stage {stage}"));
+        }
+        for generated in ["run_repro", "load_args", "os.environ", "/tmp/"] {
+            if result.contains(generated) {
+                wrong.push(format!("{generated} left"));
+            }
+        }
+        let kept = reduced.dir.path().join("scrub.out/minifier/minify.stderr");
+        if !kept.is_file() {
+            wrong.push("the minifier's output is not in the run directory".to_string());
+        }
+    }
+    wrong
 }
 
 /// `scrub reduce --json` on a temp script with the venv's python.
@@ -361,67 +431,6 @@ fn a_seed_that_a_shrunk_draw_needs_is_kept() {
     assert_eq!(summary["verified"], true);
 }
 
-/// A compile error in inductor (its test-only relu bug): PyTorch's minifier runs first, and
-/// its generated repro becomes a plain script that still compiles, fails the same way, and
-/// passes once the bug is switched off.
-#[test]
-fn a_compile_error_reduces_through_the_minifier_to_a_plain_script() {
-    let Some(python) = torch_python() else { return };
-    let text = "import torch\nimport torch._inductor.config as cfg\n\ncfg.cpp.inject_relu_bug_TESTING_ONLY = \"compile_error\"\n\n\ndef score(x, w, b):\n    h = torch.relu(x @ w + b)\n    return h.softmax(dim=-1).sum(dim=0)\n\n\nprint(torch.compile(score)(torch.randn(4, 8), torch.randn(8, 8), torch.zeros(8)))\n";
-    let sig = "torch._inductor.exc.InductorError: CppCompileError: C++ compile error";
-    let (dir, path) = temp_script(text);
-    let out = run_with_limit(
-        scrub()
-            .arg("reduce")
-            .arg(&path)
-            .args([
-                "--sig",
-                sig,
-                "--no-cache",
-                "--json",
-                "--quiet",
-                "--jobs",
-                "2",
-                "--target-lines",
-                "6",
-            ])
-            .arg("--python")
-            .arg(&python),
-        Duration::from_secs(1500),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let result = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
-    let stage = &summary["stages"][0];
-    assert_eq!(stage["name"], "minifier", "{summary}");
-    assert_eq!(stage["outcome"], "used", "{summary}");
-    assert_eq!(summary["verified"], true);
-    for gone in ["run_repro", "load_args", "os.environ", "/tmp/"] {
-        assert!(!result.contains(gone), "{gone} left in:\n{result}");
-    }
-    assert!(result.contains("torch.compile"), "{result}");
-    let fixed = result.replace("'compile_error'", "None");
-    let spec = RunSpec {
-        python: &python,
-        timeout: Duration::from_secs(600),
-        env: &[],
-        max_memory: None,
-    };
-    let control = run_script(&fixed, &spec).unwrap();
-    assert_eq!(
-        control.status,
-        Status::Exited(0),
-        "{fixed}\n{}",
-        control.stderr
-    );
-    assert!(
-        dir.path()
-            .join("scrub.out/minifier/minify.stderr")
-            .is_file(),
-        "the minifier's output stays in the run directory"
-    );
-}
-
 /// Runs `text` with the venv's python: its outcome.
 fn run_torch(text: &str, python: &std::path::Path) -> scrub::engine::process::Outcome {
     let spec = RunSpec {
@@ -442,132 +451,6 @@ fn control_of(text: &str, suspect: &str) -> Option<String> {
         .into_iter()
         .find(|(s, _)| s.as_str() == suspect)
         .map(|(_, control)| control)
-}
-
-#[test]
-fn the_guarded_torch_cases_keep_their_suspect_and_their_control_passes() {
-    let Some(python) = torch_python() else { return };
-    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
-    // Case, the suspect its control replaces, the site it must keep, the fix of its own
-    // code that makes it pass.
-    let guarded = [
-        (
-            "torch_data_dependent_eager",
-            Some("torch.compile → eager"),
-            Some("torch/_dynamo/eval_frame.py:compile_wrapper"),
-            None,
-        ),
-        (
-            "torch_custom_rmsnorm",
-            Some("the script's own computation → the reference it is compared with"),
-            None,
-            Some("X - 1 → X"),
-        ),
-        (
-            "torch_allclose_layernorm",
-            Some("the script's own computation → the reference it is compared with"),
-            Some("torch/testing/_comparison.py:assert_close"),
-            Some("unbiased=True → False"),
-        ),
-        (
-            "torch_decoy_shape_message",
-            None,
-            Some("torch/nn/modules/linear.py:forward"),
-            None,
-        ),
-    ];
-    let mut failures = Vec::new();
-    for (name, suspect, site, fix) in guarded {
-        // The data-dependent case compiles for every candidate (about ten minutes on two
-        // cores): it runs when named, and in `scrub bench`.
-        let slow = name == "torch_data_dependent_eager";
-        if !name.contains(&filter) || (slow && filter.is_empty()) {
-            continue;
-        }
-        let case = torch_cases().into_iter().find(|c| c.name == name).unwrap();
-        let (row, result, summary) = match reduce_case(&case, &python) {
-            Ok(done) => done,
-            Err(why) => {
-                eprintln!("{name:<28} FAILED: {why}");
-                failures.push(name);
-                continue;
-            }
-        };
-        eprintln!("{row}\n{result}");
-        let mut wrong = Vec::new();
-        if summary["control"].as_str() != suspect {
-            wrong.push(format!("control {}", summary["control"]));
-        }
-        if summary["site"].as_str() != site {
-            wrong.push(format!("site {}", summary["site"]));
-        }
-        let outcome = run_torch(&result, &python);
-        if scrub::engine::exception::site(&outcome.stderr).as_deref() != site {
-            wrong.push(format!("the result fails elsewhere:\n{}", outcome.stderr));
-        }
-        if summary["fix"].as_str() != fix {
-            wrong.push(format!("fix {}", summary["fix"]));
-        }
-        // The bug is still the original's: its fix makes the result pass.
-        if let Some(fix) = fix {
-            let script = scrub_reducers::Script::parse(
-                result.as_str(),
-                scrub_reducers::PythonVersion::PY311,
-            )
-            .unwrap();
-            let fixed = scrub_reducers::fix::Fix::candidates(&script)
-                .into_iter()
-                .find(|f| f.describe() == fix)
-                .and_then(|f| f.apply(&script));
-            match fixed {
-                None => wrong.push(format!("the code {fix} changes is gone")),
-                Some(fixed) => {
-                    let run = run_torch(&fixed, &python);
-                    if run.status != Status::Exited(0) {
-                        wrong.push(format!("fixed, it still fails:\n{fixed}\n{}", run.stderr));
-                    }
-                }
-            }
-        }
-        // With a fix, the fix is the proof (above): the custom computation may be inlined
-        // into the comparison, where no call of the script's own code is left to replace.
-        if let Some(suspect) = suspect.filter(|_| fix.is_none()) {
-            match control_of(&result, suspect) {
-                None => wrong.push("the suspect is gone".to_string()),
-                Some(control) => {
-                    let run = run_torch(&control, &python);
-                    if run.status != Status::Exited(0) {
-                        wrong.push(format!("its control fails:\n{control}\n{}", run.stderr));
-                    }
-                }
-            }
-        }
-        if !wrong.is_empty() {
-            eprintln!("{name}: {wrong:?}");
-            failures.push(name);
-        }
-    }
-    assert!(failures.is_empty(), "failed: {failures:?}");
-}
-
-#[test]
-fn the_inductor_accuracy_case_fails_and_its_eager_control_passes() {
-    // One inductor compile (15-40 s here); the case's full reduction runs in `scrub bench`.
-    let Some(python) = torch_python() else { return };
-    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
-    let name = "torch_inductor_relu_accuracy";
-    if !name.contains(&filter) {
-        return;
-    }
-    let case = torch_cases().into_iter().find(|c| c.name == name).unwrap();
-    let text = std::fs::read_to_string(case.script()).unwrap();
-    let sig = Signature::parse(&case.spec.signature).unwrap();
-    let original = run_torch(&text, &python);
-    assert_eq!(sig.judge(&original), Verdict::Same, "{}", original.stderr);
-    let control = control_of(&text, "torch.compile → eager").expect("a compile to replace");
-    assert!(!control.contains("torch.compile("), "{control}");
-    let run = run_torch(&control, &python);
-    assert_eq!(run.status, Status::Exited(0), "{}", run.stderr);
 }
 
 #[test]

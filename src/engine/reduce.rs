@@ -171,6 +171,9 @@ pub struct Summary {
     pub unguarded: bool,
     /// Control runs, counted in `oracle_calls` too.
     pub control_runs: usize,
+    /// Whether candidates were forked from warm workers: the original failed the same way
+    /// there as in a fresh process (else, or with `--cold`, every run was a fresh process).
+    pub warm: bool,
     /// Candidates run at once, and the GPU ids the workers were pinned to (round robin).
     pub jobs: usize,
     pub gpus: Vec<String>,
@@ -672,6 +675,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             .and_then(|c| c.fix.as_ref().map(Fix::describe)),
         unguarded: guard.unguarded,
         control_runs: control_calls,
+        warm,
         jobs: workers.jobs,
         gpus: workers.gpus.clone(),
         original_lines: count_lines(&text),

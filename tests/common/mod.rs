@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use scrub::corpus::Case;
-use scrub::engine::process::{RunSpec, run_script};
+use scrub::engine::process::{Outcome, RunSpec, run_script};
 use scrub::engine::verdict::{Signature, Verdict};
 
 pub fn scrub() -> Command {
@@ -115,22 +115,39 @@ pub fn torch_python() -> Option<PathBuf> {
 
 /// Whether `text` fails as `sig` says in at least one of `tries` cold runs.
 pub fn reproduces(text: &str, python: &Path, sig: &Signature, tries: usize) -> bool {
+    reproduction(text, python, sig, tries).is_some()
+}
+
+/// The first of `tries` cold runs of `text` that fails as `sig` says.
+pub fn reproduction(text: &str, python: &Path, sig: &Signature, tries: usize) -> Option<Outcome> {
     let spec = RunSpec {
         python,
-        timeout: Duration::from_secs(60),
+        timeout: Duration::from_secs(120),
         env: &[],
         max_memory: None,
     };
-    (0..tries).any(|_| sig.judge(&run_script(text, &spec).unwrap()) == Verdict::Same)
+    (0..tries)
+        .map(|_| run_script(text, &spec).unwrap())
+        .find(|outcome| sig.judge(outcome) == Verdict::Same)
+}
+
+/// A corpus case reduced by [`reduce_case`].
+pub struct Reduced {
+    /// Its figures, one line.
+    pub row: String,
+    pub result: String,
+    /// `scrub reduce --json`.
+    pub summary: serde_json::Value,
+    /// A cold run of the result that failed the same way.
+    pub outcome: Outcome,
+    /// Where it ran: `repro.py`, `repro.min.py` and `scrub.out/`.
+    pub dir: tempfile::TempDir,
 }
 
 /// Reduces a temp copy of `case` with `--exhaustive --jobs 2` and checks the result: the input is
 /// left alone, the result fails the same way on its own and meets the case's bound. `Ok` holds
-/// the figures row, the result and the `--json` summary.
-pub fn reduce_case(
-    case: &Case,
-    python: &Path,
-) -> Result<(String, String, serde_json::Value), String> {
+/// the figures row, the result, the `--json` summary and the run that reproduced it.
+pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("repro.py");
     std::fs::copy(case.script(), &input).unwrap();
@@ -165,9 +182,9 @@ pub fn reduce_case(
     }
     let sig = Signature::parse(&case.spec.signature).unwrap();
     let tries = if case.spec.flaky { 20 } else { 1 };
-    if !reproduces(&result, python, &sig, tries) {
+    let Some(outcome) = reproduction(&result, python, &sig, tries) else {
         return Err(format!("the result does not reproduce:\n{result}"));
-    }
+    };
     let lines = scrub_reducers::count_lines(&result);
     let row = format!(
         "{:<28} {:>4} -> {:>3} lines  {:>5} calls  {:>4} hits  {:>6.1} s  bound {}",
@@ -190,5 +207,11 @@ pub fn reduce_case(
             result.len()
         ));
     }
-    Ok((row, result, summary))
+    Ok(Reduced {
+        row,
+        result,
+        summary,
+        outcome,
+        dir,
+    })
 }

@@ -25,12 +25,15 @@ import sys
 
 
 # Modules that a call imports on its first use, which every forked child would import again:
-# `torch.compile` imports dynamo and inductor, about 2.5 s of CPU that would otherwise be paid
-# by each candidate that compiles.
+# `torch.compile` imports dynamo and inductor (about 2.5 s of CPU that each candidate that
+# compiles would pay), an optimizer's first step dynamo (1.4 s), `torch.testing.assert_close`
+# the distributed tensor when it fails (0.5 s).
 LAZY = {
     "torch.compile": ("torch._dynamo", "torch._inductor.compile_fx"),
     "torch._dynamo": ("torch._dynamo",),
     "torch.export": ("torch.export",),
+    "torch.optim": ("torch._dynamo",),
+    "torch.testing.assert_close": ("torch.distributed.tensor",),
 }
 
 
@@ -61,13 +64,30 @@ def top_level_imports(tree):
 
 
 def lazy_imports(tree):
-    """The modules of `LAZY` that the script's attribute reads (`torch.compile(…)`,
-    `@torch.compile`) would import."""
-    names = []
+    """The modules of `LAZY` that what the script names would import: `torch.compile(…)`,
+    `@torch.compile`, `import torch.optim`, `from torch import compile`."""
+    named = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            names.extend(LAZY.get(node.value.id + "." + node.attr, ()))
-    return names
+        if isinstance(node, ast.Attribute):
+            named.add(dotted(node))
+        elif isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            named.add(node.module)
+            named.update(node.module + "." + alias.name for alias in node.names)
+    return [name for key, names in LAZY.items() if key in named for name in names]
+
+
+def dotted(node):
+    """`a.b.c` for an attribute chain on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def run_child(request):
