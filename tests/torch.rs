@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::*;
 use scrub::corpus::{self, Case};
 use scrub::engine::process::{RunSpec, Status, run_script};
-use scrub::engine::verdict::{Signature, Verdict};
+use scrub::engine::verdict::Signature;
 use scrub::engine::workers::Workers;
 
 fn torch_cases() -> Vec<Case> {
@@ -100,12 +100,33 @@ const CONTROLS: &[(&str, &str, Option<&str>)] = &[
 const COMPILE: &str = "torch.compile → eager";
 const CUSTOM: &str = "the script's own computation → the reference it is compared with";
 
+// Two tests, so that the two halves of the corpus run side by side: the minifier's queries
+// and the cold runs around a reduction keep one core busy at a time.
+
 #[test]
-fn every_torch_case_reduces_to_its_bound_and_keeps_its_bug() {
+fn every_inductor_case_reduces_to_its_bound_and_keeps_its_bug() {
+    reduce_torch_cases(inductor);
+}
+
+#[test]
+fn every_other_torch_case_reduces_to_its_bound_and_keeps_its_bug() {
+    reduce_torch_cases(|case| !inductor(case));
+}
+
+fn inductor(case: &Case) -> bool {
+    case.spec.exercises.iter().any(|e| e == "inductor")
+}
+
+/// Reduces the torch cases that `which` picks (and `SCRUB_CORPUS_FILTER` names) with
+/// `--exhaustive`, each to its bound and keeping its bug.
+fn reduce_torch_cases(which: impl Fn(&Case) -> bool) {
     let Some(python) = torch_python() else { return };
     let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
     let mut failures = Vec::new();
-    for case in torch_cases().iter().filter(|c| c.name.contains(&filter)) {
+    for case in torch_cases()
+        .iter()
+        .filter(|c| which(c) && c.name.contains(&filter))
+    {
         match reduce_case(case, &python) {
             Ok(reduced) => {
                 eprintln!("{}", reduced.row);
