@@ -474,3 +474,21 @@ impl Oracle for ProcessOracle<'_> {
             .status(p.pass, p.lines, p.bytes, self.calls, self.hits);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_control_counts_what_no_candidate_may_lose_on_the_script_the_passes_start_from() {
+        // The original compares the compiled function with its eager call; the minifier's
+        // plain script of a crash compiles the op alone, and the passes start from it.
+        let original = "import torch\ndef f(x):\n    return x.relu()\nx = torch.randn(2)\nassert torch.allclose(torch.compile(f)(x), f(x))\n";
+        let minified = "import torch\ntorch.compile(torch.ops.aten.relu)(torch.randn(2))\n";
+        let control = Control::new(Suspect::Compile, None, original, PythonVersion::PY311);
+        assert_eq!(control.eager_references, 1);
+        let restarted = control.starting_from(minified);
+        assert_eq!(restarted.eager_references, 0);
+        assert_eq!(restarted.suspect, Suspect::Compile);
+    }
+}
