@@ -191,9 +191,8 @@ fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec
             match fixed {
                 None => wrong.push(format!("the code {fix} changes is gone")),
                 Some(fixed) => {
-                    let run = run_torch(&fixed, python);
-                    if run.status != Status::Exited(0) {
-                        wrong.push(format!("fixed, it still fails:\n{fixed}\n{}", run.stderr));
+                    if let Some(stderr) = failure(&fixed, python) {
+                        wrong.push(format!("fixed, it still fails:\n{fixed}\n{stderr}"));
                     }
                 }
             }
@@ -201,9 +200,8 @@ fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec
         (Some(suspect), None) => match control_of(result, suspect) {
             None => wrong.push("the suspect is gone".to_string()),
             Some(control) => {
-                let run = run_torch(&control, python);
-                if run.status != Status::Exited(0) {
-                    wrong.push(format!("its control fails:\n{control}\n{}", run.stderr));
+                if let Some(stderr) = failure(&control, python) {
+                    wrong.push(format!("its control fails:\n{control}\n{stderr}"));
                 }
             }
         },
@@ -211,17 +209,17 @@ fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec
     }
     // Inductor's test-only bug, switched off: the result passes.
     let injected = "inject_relu_bug_TESTING_ONLY = ";
-    if let Some(at) = result.find(injected) {
-        let value = result[at + injected.len()..]
+    if result.contains(injected) {
+        let fixed: Vec<String> = result
             .lines()
-            .next()
-            .unwrap_or_default();
-        let fixed = result.replacen(&format!("{injected}{value}"), &format!("{injected}None"), 1);
-        let run = run_torch(&fixed, python);
-        if run.status != Status::Exited(0) {
+            .map(|line| match line.split_once(injected) {
+                Some((head, _)) => format!("{head}{injected}None"),
+                None => line.to_string(),
+            })
+            .collect();
+        if let Some(stderr) = failure(&fixed.join("\n"), python) {
             wrong.push(format!(
-                "without the injected bug, it still fails:\n{}",
-                run.stderr
+                "without the injected bug, it still fails:\n{stderr}"
             ));
         }
     }
@@ -242,6 +240,12 @@ fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec
         }
     }
     wrong
+}
+
+/// The stderr of `text` run with the venv's python, unless it exits 0.
+fn failure(text: &str, python: &std::path::Path) -> Option<String> {
+    let run = run_torch(text, python);
+    (run.status != Status::Exited(0)).then_some(run.stderr)
 }
 
 /// `scrub reduce --json` on a temp script with the venv's python.

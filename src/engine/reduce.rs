@@ -513,7 +513,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     // What no candidate may lose is counted on the script the passes start from.
     let control = guard.control.as_ref().map(|c| c.starting_from(&start));
     oracle.control = control.clone();
-    if let Some(control) = &guard.control
+    if let Some(control) = &control
         && control.suspect == Suspect::Custom
     {
         run_dir.log(format!(
