@@ -13,7 +13,16 @@ For every ``corpus/<case>/`` folder holding ``repro.py`` and ``case.toml``:
 * no decoy matches: the script is run once more under a tracer that records
   every exception raised through a frame of repro.py (in the parent and in
   forked children).  Every recorded exception other than the final one must
-  not match the signature.
+  not match the signature;
+* derived cases (``derive = true``, reduced without ``--sig``): every string
+  in ``keeps`` (the inner error, detail or cause line that names the bug)
+  shows in the failure's stderr, and a decoy counts only if its message and
+  cause chain show them all too (a caught exception with the same header but
+  another cause is what a derived signature must tell apart);
+* ``near.py``, where a case has one: a near miss, i.e. it fails with the
+  signature's class and first line but does not show every string in
+  ``keeps`` (with ``keeps = []`` only the first half is checked: what tells
+  it apart, such as transform frames, is left to scrub's own tests).
 
 Header classes: Python <= 3.10 prints script-defined exception classes as
 `__main__.Name`, 3.11+ as `Name`; signatures use `Name`, and the check
@@ -51,6 +60,8 @@ EXPECTED_KEYS = {
 }
 OPTIONAL_KEYS = {
     "byte_bound": int,
+    "derive": bool,
+    "keeps": list,
 }
 
 
@@ -284,13 +295,29 @@ def _scrub_setup():
         name = getattr(cls, "__qualname__", cls.__name__)
         return name if mod in ("builtins", "__main__") else mod + "." + name
 
-    def record(exc, tag):
+    def text(exc):
         try:
-            msg = str(exc)
+            return str(exc)
         except Exception:
-            msg = "<unprintable>"
+            return "<unprintable>"
+
+    def chain(exc):
+        # the causes and contexts Python would print above exc, innermost last
+        out, cur = [], exc
+        while len(out) < 20:
+            nxt = cur.__cause__
+            if nxt is None and not cur.__suppress_context__:
+                nxt = cur.__context__
+            if nxt is None or any(e is nxt for e in out):
+                break
+            out.append(nxt)
+            cur = nxt
+        return ["%s: %s" % (qualname(type(e)), text(e)) for e in out]
+
+    def record(exc, tag):
         out.write(json.dumps({"pid": os.getpid(), "tag": tag,
-                              "cls": qualname(type(exc)), "msg": msg}) + "\n")
+                              "cls": qualname(type(exc)), "msg": text(exc),
+                              "chain": chain(exc)}) + "\n")
         out.flush()
 
     def local(frame, event, arg):
@@ -329,7 +356,13 @@ except BaseException as _exc:
 '''
 
 
-def collect_decoys(source):
+def collect_decoys(source, by_cause=False):
+    """(class, message, causes) of every exception caught on the way.
+
+    An exception with the final one's class and message is the final one (or
+    its copy in a forked child) and is left out; with by_cause, only if its
+    causes are the same too, since a derived signature tells them apart.
+    """
     with tempfile.NamedTemporaryFile(prefix="scrub-decoys-", suffix=".jsonl",
                                      delete=False) as f:
         log_path = f.name
@@ -339,21 +372,29 @@ def collect_decoys(source):
             records = [json.loads(line) for line in f if line.strip()]
     finally:
         os.unlink(log_path)
-    finals = {(r["cls"], r["msg"]) for r in records if r["tag"] == "final"}
+    def key(r):
+        return (r["cls"], r["msg"], tuple(r["chain"]) if by_cause else ())
+
+    finals = {key(r) for r in records if r["tag"] == "final"}
     decoys, seen = [], set()
     for r in records:
-        key = (r["cls"], r["msg"])
-        if r["tag"] == "raised" and key not in finals and key not in seen:
-            seen.add(key)
-            decoys.append(key)
+        k = key(r)
+        if r["tag"] == "raised" and k not in finals and k not in seen:
+            seen.add(k)
+            decoys.append((r["cls"], r["msg"], tuple(r["chain"])))
     return decoys
+
+
+def shows_keeps(keeps, text):
+    return all(k in text for k in keeps)
 
 
 # --------------------------------------------------------------------------
 # checking
 # --------------------------------------------------------------------------
 
-def check_script(name, source, sig, flaky=False, quiet=False):
+def check_script(name, source, sig, flaky=False, quiet=False, keeps=None):
+    """keeps: None for a case reduced with --sig, else the derived case's keeps."""
     problems = []
     notes = []
     nlines = len(source.splitlines())
@@ -375,6 +416,10 @@ def check_script(name, source, sig, flaky=False, quiet=False):
             problems.append("outcome %s does not match %r" % (describe(rc, err), sig.text))
             if not quiet:
                 problems.append("stderr tail:\n" + "\n".join(err.splitlines()[-15:]))
+        elif ok and keeps:
+            missing = [k for k in keeps if k not in err]
+            if missing:
+                problems.append("failure does not show keeps %r" % missing)
     if slowest > TIME_LIMIT_S:
         problems.append("too slow: %.2fs" % slowest)
     if flaky:
@@ -386,17 +431,33 @@ def check_script(name, source, sig, flaky=False, quiet=False):
     if outcome_matches(sig, rc, err):
         problems.append("the empty script matches the signature")
 
-    decoys = collect_decoys(source)
-    bad = [d for d in decoys if sig.match_exception(*d)]
-    for cls, msg in bad:
+    decoys = collect_decoys(source, by_cause=keeps is not None)
+    same_header = [d for d in decoys if sig.match_exception(d[0], d[1])]
+    bad = [d for d in same_header
+           if keeps is None or not keeps or shows_keeps(keeps, "\n".join((d[1],) + d[2]))]
+    for cls, msg, _ in bad:
         problems.append("decoy matches signature: %s: %s" % (cls, msg))
     same_class = [d for d in decoys if d[0] == sig.cls or
                   (sig.kind == "exit" and d[0] == "SystemExit")]
     notes.append("%d caught exceptions, %d same-class decoys" % (len(decoys), len(same_class)))
+    if keeps is not None:
+        notes.append("%d same-header decoys told apart by keeps" % (len(same_header) - len(bad)))
     if VERBOSE:
-        for cls, msg in decoys:
-            notes.append("caught %s: %s" % (cls, msg.replace("\n", "\\n")[:80]))
+        for cls, msg, causes in decoys:
+            notes.append("caught %s: %s%s" % (cls, msg.replace("\n", "\\n")[:80],
+                                              "".join(" <- " + c[:60] for c in causes)))
     return nlines, slowest, outcomes[-1], notes, problems
+
+
+def check_near(source, sig, keeps):
+    """near.py must be a near miss: the signature's header, but not every keeps string."""
+    problems = []
+    rc, err, _ = run_script(source)
+    if not outcome_matches(sig, rc, err):
+        problems.append("near.py: outcome %s does not match %r" % (describe(rc, err), sig.text))
+    elif keeps and shows_keeps(keeps, err):
+        problems.append("near.py shows every keeps string, so it is not a near miss")
+    return problems
 
 
 def load_case(case_dir):
@@ -414,6 +475,12 @@ def load_case(case_dir):
             problems.append("case.toml %s has wrong type" % key)
     if meta.get("needs") != []:
         problems.append("needs must be []")
+    keeps = meta.get("keeps")
+    if keeps is not None:
+        if not meta.get("derive"):
+            problems.append("keeps only makes sense with derive = true")
+        if not all(isinstance(k, str) and k.strip() for k in keeps):
+            problems.append("keeps must be non-empty strings")
     if isinstance(meta.get("bound"), int) and isinstance(meta.get("hand_bound"), int):
         if not 1 <= meta["hand_bound"] <= meta["bound"]:
             problems.append("want 1 <= hand_bound <= bound")
@@ -463,9 +530,17 @@ def main(argv=None):
         with open(os.path.join(case_dir, "repro.py")) as f:
             source = f.read()
         sig = Signature(meta["signature"])
+        keeps = None
+        if meta.get("derive"):
+            keeps = [k for k in meta.get("keeps", []) if isinstance(k, str)]
         nlines, slowest, outcome, notes, run_problems = check_script(
-            name, source, sig, flaky=meta.get("flaky", False))
+            name, source, sig, flaky=meta.get("flaky", False), keeps=keeps)
         problems += run_problems
+        near_path = os.path.join(case_dir, "near.py")
+        if os.path.isfile(near_path):
+            with open(near_path) as f:
+                problems += check_near(f.read(), sig, keeps)
+            notes.append("near.py")
         if not 80 <= nlines <= 250:
             problems.append("repro.py has %d lines (want 80-250)" % nlines)
         status = "FAIL" if problems else "ok"

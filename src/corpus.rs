@@ -25,6 +25,13 @@ pub struct CaseSpec {
     pub needs: Vec<String>,
     #[serde(default)]
     pub flaky: bool,
+    /// Reduced without `--sig`: scrub derives the signature from what names the failure.
+    #[serde(default)]
+    pub derive: bool,
+    /// What the result's failure must still show beyond the signature's first line: the inner
+    /// error, a detail line or the cause, which a derived signature keeps.
+    #[serde(default)]
+    pub keeps: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -32,6 +32,21 @@ fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_boun
 }
 
 #[test]
+fn a_derived_pure_case_takes_its_hand_version_and_refuses_its_near_miss() {
+    let cases = corpus::load(&repo_root().join("corpus")).unwrap();
+    let derived: Vec<_> = cases
+        .iter()
+        .filter(|c| c.spec.derive && c.spec.needs.is_empty())
+        .collect();
+    assert!(!derived.is_empty(), "no pure case is reduced without --sig");
+    for case in derived {
+        if let Some(why) = Derived::of(case, Path::new(&python())).misjudged(case) {
+            panic!("{}: {why}", case.name);
+        }
+    }
+}
+
+#[test]
 fn every_case_toml_is_complete_and_every_repro_is_of_realistic_size() {
     for case in corpus::load(&repo_root().join("corpus")).unwrap() {
         Signature::parse(&case.spec.signature).unwrap_or_else(|e| panic!("{}: {e}", case.name));

@@ -81,6 +81,38 @@ fn every_hand_written_torch_repro_fails_the_same_way_in_its_hand_bound() {
     }
 }
 
+#[test]
+fn every_derived_torch_case_takes_its_hand_version_and_refuses_its_near_miss() {
+    let Some(python) = torch_python() else { return };
+    let cases: Vec<Case> = torch_cases()
+        .into_iter()
+        .filter(|c| c.spec.derive)
+        .collect();
+    assert!(cases.len() >= 5, "{} derived torch cases", cases.len());
+    // Two at a time: each is three torch processes.
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let python = &python;
+        cases
+            .chunks(cases.len().div_ceil(2))
+            .map(|half| {
+                s.spawn(move || {
+                    half.iter()
+                        .filter_map(|c| {
+                            Derived::of(c, python)
+                                .misjudged(c)
+                                .map(|why| format!("{}: {why}", c.name))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// The control each torch original gets (as `--json` names it), and for a custom
 /// implementation the fix of its own code that makes it pass; every other case has none.
 const CONTROLS: &[(&str, &str, Option<&str>)] = &[

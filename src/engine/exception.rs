@@ -13,6 +13,7 @@ pub struct FinalException {
 }
 
 const TRACEBACK: &str = "Traceback (most recent call last):";
+const DIRECT_CAUSE: &str = "The above exception was the direct cause of the following exception:";
 
 /// The exception header that follows the last traceback in `stderr`; for a script that does
 /// not compile (no traceback is printed), the last line that looks like an exception header.
@@ -51,7 +52,7 @@ pub fn final_exception(stderr: &str) -> Option<FinalException> {
 }
 
 /// The class at the start of a header line: a dotted identifier followed by `:` or the end.
-fn header_class(line: &str) -> Option<&str> {
+pub(crate) fn header_class(line: &str) -> Option<&str> {
     let end = line.find(':').unwrap_or(line.len());
     let class = &line[..end];
     let ok = !class.is_empty()
@@ -64,11 +65,79 @@ fn header_class(line: &str) -> Option<&str> {
     ok.then_some(class)
 }
 
-fn looks_like_exception(class: &str) -> bool {
+pub(crate) fn looks_like_exception(class: &str) -> bool {
     let last = class.rsplit('.').next().unwrap_or(class);
     ["Error", "Exception", "Exit", "Interrupt", "Warning"]
         .iter()
         .any(|s| last.ends_with(s))
+}
+
+/// The exception the final one was raised `from` (`raise … from e`: "The above exception was
+/// the direct cause of the following exception"), when there is one. An exception raised
+/// while handling another without `from` has no cause here: that one is its context.
+pub fn cause(stderr: &str) -> Option<FinalException> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let last = lines.iter().rposition(|l| l.trim_start() == TRACEBACK)?;
+    let said = lines[..last].iter().rposition(|l| !l.trim().is_empty())?;
+    if lines[said].trim() != DIRECT_CAUSE {
+        return None;
+    }
+    final_exception(&lines[..said].join("\n"))
+}
+
+/// The library functions that call back into the script on the failing stack: for each run
+/// of frames outside the script between two of the script's frames, where the inner one is a
+/// function the script passed on (not one of `methods`, which an object's class dispatches
+/// to, as a module's call does its `forward`), the first frame of the run, as `FILE:FUNCTION`
+/// (`torch/_functorch/apis.py:wrapped` for `vmap(f)(x)`). Every traceback printed counts: a
+/// pool's worker prints its own.
+pub fn callbacks(stderr: &str, methods: &[String]) -> Vec<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let Some(script) = script_file(&lines) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for at in (0..lines.len()).filter(|&i| lines[i].trim_start() == TRACEBACK) {
+        let (frames, _) = traceback_at(&lines, at);
+        let mut entry: Option<usize> = None;
+        for (i, (file, function)) in frames.iter().enumerate() {
+            if *file != script {
+                if i > 0 && frames[i - 1].0 == script {
+                    entry = Some(i);
+                }
+                continue;
+            }
+            let passed_on = !methods.iter().any(|m| m == function);
+            if let Some(first) = entry.take()
+                && passed_on
+            {
+                let (file, function) = frames[first];
+                let name = format!("{}:{function}", relative(file));
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every frame outside the script in any traceback of `stderr`, as `FILE:FUNCTION`.
+pub fn library_frames(stderr: &str) -> Vec<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let script = script_file(&lines);
+    (0..lines.len())
+        .filter(|&i| lines[i].trim_start() == TRACEBACK)
+        .flat_map(|at| traceback_at(&lines, at).0)
+        .filter(|(file, _)| Some(*file) != script)
+        .map(|(file, function)| format!("{}:{function}", relative(file)))
+        .collect()
+}
+
+/// The script's file: the outermost frame of the last traceback.
+fn script_file<'a>(lines: &[&'a str]) -> Option<&'a str> {
+    let last = lines.iter().rposition(|l| l.trim_start() == TRACEBACK)?;
+    Some(traceback_at(lines, last).0.first()?.0)
 }
 
 /// Where a failure was raised outside the script: the innermost frame of the last traceback

@@ -103,16 +103,16 @@ pub fn plan(mode: Mode, text: &str, sig: &Signature, stderr: &str) -> Result<Pla
             level: CRASH,
             check: None,
         }),
-        Signature::Exception { class, substring } if is_mismatch(class, substring.as_deref()) => {
-            Ok(Plan {
-                after,
-                level: 4,
-                check: Some(match substring {
-                    Some(s) if !text.contains("assert_close") => Check::AssertAllclose(s.clone()),
-                    _ => Check::AssertClose,
-                }),
-            })
-        }
+        Signature::Exception {
+            class, substring, ..
+        } if is_mismatch(class, substring.as_deref()) => Ok(Plan {
+            after,
+            level: 4,
+            check: Some(match substring {
+                Some(s) if !text.contains("assert_close") => Check::AssertAllclose(s.clone()),
+                _ => Check::AssertClose,
+            }),
+        }),
         Signature::Exception { class, .. } => {
             let last = class.rsplit('.').next().unwrap_or(class);
             if BACKEND_FAILURES.contains(&last)

@@ -8,7 +8,7 @@
 //! - [`workers`], [`zygote`], [`ray`], [`process`], [`memory`], [`output`]: where and how a
 //!   candidate runs, and what is kept of its output;
 //! - [`cache`], [`rundir`], [`console`]: what a run leaves on disk and on the terminal;
-//! - [`probe`], [`exception`], [`interpreter`], [`ladder`], [`minifier`]: what the engine learns
+//! - [`probe`], [`exception`], [`naming`], [`interpreter`], [`ladder`], [`minifier`]: what the engine learns
 //!   about a script, its failure and its interpreter.
 
 pub mod cache;
@@ -18,6 +18,7 @@ pub mod interpreter;
 pub mod ladder;
 pub mod memory;
 pub mod minifier;
+pub mod naming;
 pub(crate) mod oracle;
 pub mod output;
 pub mod probe;

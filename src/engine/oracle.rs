@@ -92,6 +92,9 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) console: &'a Console,
     pub(crate) calls: usize,
     pub(crate) hits: usize,
+    /// Candidate runs that failed with the signature's class but not its message, inner error,
+    /// cause or path (see [`Verdict::NearMiss`]).
+    pub(crate) near_misses: usize,
     /// Every script the loop accepted, the original first.
     pub(crate) history: Vec<String>,
     pub(crate) pass: String,
@@ -147,6 +150,7 @@ impl<'a> ProcessOracle<'a> {
             console,
             calls: 0,
             hits: 0,
+            near_misses: 0,
             history: vec![original.to_string()],
             pass: String::new(),
             oracle_seconds: HashMap::new(),
@@ -288,6 +292,7 @@ impl<'a> ProcessOracle<'a> {
         let label = match &verdict {
             Verdict::Same => "same failure".to_string(),
             Verdict::NearMiss(header) => {
+                self.near_misses += 1;
                 self.run_dir.log(format!("near miss: {header}"));
                 format!("near miss: {header}")
             }

@@ -158,6 +158,14 @@ pub struct Summary {
     pub output: PathBuf,
     pub run_dir: PathBuf,
     pub signature: String,
+    /// What else the signature keeps, when derived from the original run: the inner error or
+    /// detail lines (`and: …`) and the cause it was raised from (`cause: …`), abstracted.
+    pub signature_names: Vec<String>,
+    /// The library functions that called back into the script on the original's failing
+    /// stack (a `vmap`, a pool's worker), which every accepted candidate kept.
+    pub through: Vec<String>,
+    /// Candidate runs that failed with the class but not the rest of the signature or anchor.
+    pub near_misses: usize,
     /// Where the original failed outside the script (`torch/_dynamo/exc.py:unimplemented`),
     /// which every accepted candidate kept; `None` when the script raised it itself.
     pub site: Option<String>,
@@ -344,7 +352,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     let mut start = text.clone();
     let mut prepared = Vec::new();
     let base = match baseline(&text, sig.clone(), &workers, &console)? {
-        BaselineEnd::Fails(base) => base,
+        BaselineEnd::Fails(base) => *base,
         BaselineEnd::DoesNotFail => return Ok(Finish::DoesNotFail),
         BaselineEnd::OutOfMemory => {
             let small = scrub_reducers::Script::parse(text.as_str(), interp.parser_version)
@@ -358,6 +366,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             console.say("the original runs out of memory here; trying it with sizes of 8 or less");
             match baseline(&small, sig, &workers, &console)? {
                 BaselineEnd::Fails(base) => {
+                    let base = *base;
                     start = small;
                     prepared.push(
                         "shrank every tensor size to 8 or less: the original ran out of memory"
@@ -413,8 +422,12 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             .unwrap_or_else(|| beside(&output, "scrub.out")),
     )?;
     run_dir.log(format!(
-        "input: {}\nsignature: {sig}\ninterpreter: {}",
+        "input: {}\nsignature: {sig}{}\ninterpreter: {}",
         args.file.display(),
+        sig.names()
+            .iter()
+            .map(|n| format!("\n  {n}"))
+            .collect::<String>(),
         interp.identity()
     ));
     run_dir.log(format!(
@@ -446,6 +459,12 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             .as_deref()
             .unwrap_or("none (the script raises it itself)")
     ));
+    if !anchor.through.is_empty() {
+        run_dir.log(format!(
+            "called back through: {} (a candidate without it is a near miss)",
+            anchor.through.join(", ")
+        ));
+    }
     if !anchor.computed.is_empty() {
         run_dir.log(format!(
             "computed values kept: {}",
@@ -570,6 +589,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     // The final check is always a cold process.
     let history = std::mem::take(&mut oracle.history);
     let (calls, hits, trace) = (oracle.calls, oracle.hits, std::mem::take(&mut oracle.trace));
+    let near_misses = oracle.near_misses;
     let mut control_calls = oracle.control_calls;
     let oracle_seconds = std::mem::take(&mut oracle.oracle_seconds);
     let peak_rss_candidate = oracle.peak_rss;
@@ -625,6 +645,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             .map(|v| v[0])
     });
     let (calls, hits) = (calls + rung_oracle.calls, hits + rung_oracle.hits);
+    let near_misses = near_misses + rung_oracle.near_misses;
     control_calls += rung_oracle.control_calls;
     for rung in &ladder {
         console.say(format!("ladder: {}", rung.meaning));
@@ -642,7 +663,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         reduction.stop.as_str()
     };
     run_dir.log(format!(
-        "stop: {stop_reason}; runs: {}; cache hits: {}; {wall:.1} s; the largest candidate held {}",
+        "stop: {stop_reason}; runs: {}; cache hits: {}; near misses: {near_misses}; {wall:.1} s; the largest candidate held {}",
         calls,
         hits,
         crate::engine::memory::human(peak_rss_candidate)
@@ -667,6 +688,9 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         output,
         run_dir: run_dir.path().to_path_buf(),
         signature: sig.to_string(),
+        signature_names: sig.names(),
+        through: anchor.through.clone(),
+        near_misses,
         site: anchor.site.clone(),
         control: guard.control.as_ref().map(|c| c.suspect.as_str()),
         fix: guard
@@ -1087,7 +1111,7 @@ fn env_knobs() -> String {
 
 /// How the original's first runs went.
 enum BaselineEnd {
-    Fails(Baseline),
+    Fails(Box<Baseline>),
     /// It ran out of memory every time, and the signature is not about memory.
     OutOfMemory,
     /// It does not fail the expected way: the reason has been printed.
@@ -1129,6 +1153,9 @@ fn baseline(
                 console.say(format!(
                     "signature: {sig} (derived from the original run; pass --sig to choose)"
                 ));
+                for name in sig.names() {
+                    console.say(format!("  {name}"));
+                }
                 sig
             }
             None => {
@@ -1193,14 +1220,14 @@ fn baseline(
         .into_iter()
         .find(|o| same(o))
         .expect("a baseline that fails has a run that failed the same way");
-    Ok(BaselineEnd::Fails(Baseline {
+    Ok(BaselineEnd::Fails(Box::new(Baseline {
         signature: sig,
         duration,
         peak_rss,
         attempts,
         ratio,
         outcome,
-    }))
+    })))
 }
 
 /// For a flaky repro that imports torch: the script seeded with `torch.manual_seed(0)` and its
@@ -1222,7 +1249,7 @@ fn stabilised(
     };
     console.say("trying the flaky original with torch.manual_seed(0)");
     match baseline(&seeded, Some(base.signature.clone()), workers, console)? {
-        BaselineEnd::Fails(stable) if stable.attempts == 1 => Ok(Some((seeded, stable))),
+        BaselineEnd::Fails(stable) if stable.attempts == 1 => Ok(Some((seeded, *stable))),
         _ => Ok(None),
     }
 }

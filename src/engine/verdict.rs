@@ -2,23 +2,92 @@
 
 use std::fmt;
 
-use crate::engine::exception::{FinalException, final_exception};
+use crate::engine::exception::{FinalException, cause, final_exception};
 use crate::engine::memory::human;
+use crate::engine::naming::{abstracted, naming_lines, shown_lines};
 use crate::engine::process::{Outcome, Status, signal_name, signal_number};
 use scrub_reducers::{PythonVersion, Script};
 
 /// How a failure must look to count as the same failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Signature {
-    /// The final exception's class, and a substring of its message.
+    /// The final exception's class, and a substring of its message; derived from a run, also
+    /// what else names the failure.
     Exception {
         class: String,
         substring: Option<String>,
+        names: Names,
     },
     /// Killed by this signal.
     Signal(i32),
     /// Exited with this status.
     Exit(i32),
+}
+
+/// What names a failure besides its class and first line (see [`crate::engine::naming`]):
+/// empty for a `--sig`, which says itself what it keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    /// The message's later lines that name it (inner errors, detail lines), abstracted.
+    pub lines: Vec<String>,
+    /// The exception it was raised `from`: its class, and its first line and naming lines,
+    /// abstracted.
+    pub cause: Option<(String, Vec<String>)>,
+}
+
+impl Names {
+    /// The names of a final exception in `stderr`.
+    fn of(exc: &FinalException, stderr: &str) -> Names {
+        Names {
+            lines: naming_lines(&exc.message),
+            cause: cause(stderr).map(|c| {
+                let first = abstracted(c.message.lines().next().unwrap_or(""));
+                let mut lines = vec![first];
+                lines.extend(naming_lines(&c.message));
+                (c.class, lines)
+            }),
+        }
+    }
+
+    /// What a failure that matched the class and first line lacks of these names: `None`
+    /// when it shows every one.
+    fn missing(&self, exc: &FinalException, stderr: &str) -> Option<String> {
+        let shown = shown_lines(&exc.message);
+        if let Some(line) = self.lines.iter().find(|l| !shown.contains(l)) {
+            let instead = naming_lines(&exc.message)
+                .into_iter()
+                .find(|g| !self.lines.contains(g))
+                .map_or("nothing".to_string(), |g| format!("{:?}", short(&g)));
+            return Some(format!(
+                "{instead} where the original had {:?}",
+                short(line)
+            ));
+        }
+        let (class, lines) = self.cause.as_ref()?;
+        let Some(got) = cause(stderr) else {
+            return Some(format!("no longer raised from {class}"));
+        };
+        let first = abstracted(got.message.lines().next().unwrap_or(""));
+        let mut shown = shown_lines(&got.message);
+        shown.push(first);
+        if !class_matches(class, &got.class) || lines.iter().any(|l| !shown.contains(l)) {
+            return Some(format!(
+                "raised from {}, not from {class}: {}",
+                got.class, lines[0]
+            ));
+        }
+        None
+    }
+
+    /// One line each, for the run log, `--json` and the issue comment: `with: …` for a
+    /// naming line, `cause: …` for the cause.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.lines.iter().map(|l| format!("with: {l}")).collect();
+        if let Some((class, lines)) = &self.cause {
+            out.push(format!("cause: {class}: {}", lines.join(" / ")));
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +115,9 @@ impl Signature {
     /// Whether the signature is itself about running out of memory.
     pub fn is_out_of_memory(&self) -> bool {
         match self {
-            Signature::Exception { class, substring } => {
+            Signature::Exception {
+                class, substring, ..
+            } => {
                 class.ends_with("OutOfMemoryError")
                     || substring.as_deref().is_some_and(|s| {
                         s.contains("out of memory") || s.contains("can't allocate memory")
@@ -89,6 +160,7 @@ impl Signature {
         Ok(Signature::Exception {
             class: class.to_string(),
             substring,
+            names: Names::default(),
         })
     }
 
@@ -97,36 +169,59 @@ impl Signature {
         match (self, outcome.status) {
             (Signature::Signal(want), Status::Signaled(got)) if *want == got => Verdict::Same,
             (Signature::Exit(want), Status::Exited(got)) if *want == got => Verdict::Same,
-            (Signature::Exception { class, substring }, Status::Exited(code)) if code != 0 => {
+            (
+                Signature::Exception {
+                    class,
+                    substring,
+                    names,
+                },
+                Status::Exited(code),
+            ) if code != 0 => {
                 let Some(exc) = final_exception(&outcome.stderr) else {
                     return Verdict::Other;
                 };
                 if !class_matches(class, &exc.class) {
                     return Verdict::Other;
                 }
-                match substring {
-                    Some(s) if !exc.message.contains(s.as_str()) => Verdict::NearMiss(exc.header),
-                    _ => Verdict::Same,
+                if substring
+                    .as_ref()
+                    .is_some_and(|s| !exc.message.contains(s.as_str()))
+                {
+                    return Verdict::NearMiss(exc.header);
+                }
+                match names.missing(&exc, &outcome.stderr) {
+                    Some(why) => Verdict::NearMiss(format!("{}: {why}", exc.class)),
+                    None => Verdict::Same,
                 }
             }
             _ => Verdict::Other,
         }
     }
 
-    /// The signature of a failing outcome: its final exception's class and the most
-    /// distinctive stable part of its message; else its signal; else its exit status.
-    /// `None` for a run that passed or timed out.
+    /// The signature of a failing outcome: its final exception's class, the most distinctive
+    /// stable part of its first line and what else names it (see [`Names`]); else its signal;
+    /// else its exit status. `None` for a run that passed or timed out.
     pub fn derive(outcome: &Outcome) -> Option<Signature> {
         match outcome.status {
             Status::Signaled(sig) => Some(Signature::Signal(sig)),
             Status::TimedOut | Status::OutOfMemory | Status::Exited(0) => None,
             Status::Exited(code) => Some(match final_exception(&outcome.stderr) {
-                Some(FinalException { class, message, .. }) => Signature::Exception {
-                    class,
-                    substring: stable_part(&message),
+                Some(exc) => Signature::Exception {
+                    substring: stable_part(&exc.message),
+                    names: Names::of(&exc, &outcome.stderr),
+                    class: exc.class,
                 },
                 None => Signature::Exit(code),
             }),
+        }
+    }
+
+    /// What the signature keeps besides its first line, one line each (see
+    /// [`Names::describe`]); empty for a `--sig`.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Signature::Exception { names, .. } => names.describe(),
+            _ => Vec::new(),
         }
     }
 }
@@ -137,10 +232,12 @@ impl fmt::Display for Signature {
             Signature::Exception {
                 class,
                 substring: Some(s),
+                ..
             } => write!(f, "{class}: {s}"),
             Signature::Exception {
                 class,
                 substring: None,
+                ..
             } => write!(f, "{class}"),
             Signature::Signal(sig) => write!(f, "signal:{}", signal_name(*sig)),
             Signature::Exit(code) => write!(f, "exit:{code}"),
@@ -155,6 +252,11 @@ impl fmt::Display for Signature {
 pub struct Anchor {
     /// `torch/_dynamo/exc.py:unimplemented`; `None` when the script raised it itself.
     pub site: Option<String>,
+    /// The library functions that called back into the script on the way to a failure raised
+    /// in a library (`torch/_functorch/apis.py:wrapped`: a `vmap`), which a candidate's stack
+    /// must still show: the same message reached without them is another bug (see
+    /// [`crate::engine::exception::callbacks`]).
+    pub through: Vec<String>,
     /// The numbers of the assertion's message that the script does not write: what the wrong
     /// computation gave (`got 18830 cents`). A candidate's message must still show each, and
     /// its text must not write them: they stay computed.
@@ -175,6 +277,10 @@ impl Anchor {
     /// whether its computed values are kept (an assertion without a control).
     pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
         let site = crate::engine::exception::site(&outcome.stderr);
+        let through = match site {
+            Some(_) => crate::engine::exception::callbacks(&outcome.stderr, &methods(text)),
+            None => Vec::new(),
+        };
         let mut message = String::new();
         let (computed, figures) = match final_exception(&outcome.stderr) {
             Some(e) if values && e.class.ends_with("AssertionError") => {
@@ -196,6 +302,7 @@ impl Anchor {
         };
         Anchor {
             site,
+            through,
             computed,
             figures,
             message,
@@ -213,6 +320,12 @@ impl Anchor {
                     "raised at {}, not at {site}",
                     got.as_deref().unwrap_or("the script itself")
                 ));
+            }
+        }
+        if !self.through.is_empty() {
+            let frames = crate::engine::exception::library_frames(&outcome.stderr);
+            if let Some(gone) = self.through.iter().find(|f| !frames.contains(f)) {
+                return Some(format!("no longer called through {gone}"));
             }
         }
         if self.computed.is_empty() && self.figures.is_empty() {
@@ -255,6 +368,36 @@ impl Anchor {
             }
         })
     }
+}
+
+/// `line` cut to 80 characters, for a log line.
+fn short(line: &str) -> String {
+    match line.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// The names of the functions that `text` defines in a class body: what an object's class
+/// dispatches to (`forward`, `__getitem__`), not functions handed to a library.
+fn methods(text: &str) -> Vec<String> {
+    use scrub_reducers::python::{Stmt, all_bodies};
+    let Some(script) = Script::parse(text, PythonVersion::latest()) else {
+        return Vec::new();
+    };
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::ClassDef(c) => Some(c.body.iter()),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some(f.name.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The numbers that `text` writes as number literals (not inside strings), with those in
@@ -454,6 +597,150 @@ mod tests {
             sig.judge(&out),
             Verdict::NearMiss("KeyError: 'gain'".into())
         );
+    }
+
+    /// The stderr of a failure whose message is `message` (its header's text and the lines
+    /// after it), raised in a library under the script.
+    fn failing(class: &str, message: &str) -> Outcome {
+        Outcome::exited(
+            1,
+            &format!(
+                "Traceback (most recent call last):\n  File \"/t/repro.py\", line 9, in <module>\n    m(x)\n  File \"/v/site-packages/torch/nn/modules/module.py\", line 1, in _call_impl\n    return f(x)\n{class}: {message}"
+            ),
+        )
+    }
+
+    #[test]
+    fn an_interpreter_failure_with_another_inner_error_is_a_near_miss() {
+        let wrapper = "The following operation failed in the TorchScript interpreter.\nTraceback of TorchScript (most recent call last):\n  File \"/t/repro.py\", line 7, in forward\n    return self.lin(x)\n           ~~~~~~~~ <--- HERE\n";
+        let original = failing(
+            "RuntimeError",
+            &format!("{wrapper}RuntimeError: Inference tensors cannot be saved for backward.\n"),
+        );
+        let sig = Signature::derive(&original).unwrap();
+        assert_eq!(
+            sig.names(),
+            ["with: RuntimeError: Inference tensors cannot be saved for backward."]
+        );
+        assert_eq!(sig.judge(&original), Verdict::Same);
+        let other = failing(
+            "RuntimeError",
+            &format!(
+                "{wrapper}RuntimeError: both arguments to linear need to be at least 1D, but they are 0D and 2D\n"
+            ),
+        );
+        assert!(matches!(sig.judge(&other), Verdict::NearMiss(_)));
+    }
+
+    #[test]
+    fn an_empty_first_line_does_not_let_any_error_of_its_class_match() {
+        let original = failing(
+            "RuntimeError",
+            "\nModule 'M' has no attribute 'blocks' (failed to convert Python type: 'list'):\n  File \"/t/repro.py\", line 7\n        for b in self.blocks[0]:\n                 ~~~~~~~~~~~ <--- HERE\n",
+        );
+        let sig = Signature::derive(&original).unwrap();
+        assert_eq!(sig.to_string(), "RuntimeError");
+        assert_eq!(sig.judge(&original), Verdict::Same);
+        let other = failing(
+            "RuntimeError",
+            "\nArguments for call are not valid.\n  File \"/t/repro.py\", line 3\n    len()\n    ~~~ <--- HERE\n",
+        );
+        assert!(matches!(sig.judge(&other), Verdict::NearMiss(_)));
+    }
+
+    #[test]
+    fn a_header_with_another_detail_line_is_a_near_miss_and_smaller_sizes_still_match() {
+        let detail = |lo: u32, hi: u32| {
+            format!(
+                "Constraints violated (dz)! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - Not all values of dz = L['x'].size()[0] in the specified range dz <= {hi} satisfy the generated guard {lo} <= L['x'].size()[0] and L['x'].size()[0] <= {hi}\n\nThe error above occurred when calling torch.export.export.\n"
+            )
+        };
+        let sig =
+            Signature::derive(&failing("torch._dynamo.exc.UserError", &detail(5, 1024))).unwrap();
+        assert_eq!(
+            sig.judge(&failing("torch._dynamo.exc.UserError", &detail(3, 64))),
+            Verdict::Same
+        );
+        let specialized = "Constraints violated (dz)! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - You marked dz as dynamic but your code specialized it to be a constant (1).\n";
+        assert!(matches!(
+            sig.judge(&failing("torch._dynamo.exc.UserError", specialized)),
+            Verdict::NearMiss(_)
+        ));
+    }
+
+    #[test]
+    fn an_exception_raised_from_another_cause_is_a_near_miss() {
+        let chained = |cause: &str| {
+            Outcome::exited(
+                1,
+                &format!(
+                    "Traceback (most recent call last):\n  File \"/t/repro.py\", line 4, in load\n    json.loads(text)\n{cause}\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"/t/repro.py\", line 9, in <module>\n    load()\n  File \"/t/repro.py\", line 6, in load\n    raise SettingsError(\"cannot load settings for 'prod'\") from e\nSettingsError: cannot load settings for 'prod'\n"
+                ),
+            )
+        };
+        let original = chained(
+            "json.decoder.JSONDecodeError: Expecting ',' delimiter: line 3 column 5 (char 41)",
+        );
+        let sig = Signature::derive(&original).unwrap();
+        assert_eq!(
+            sig.names(),
+            [
+                "cause: json.decoder.JSONDecodeError: Expecting ',' delimiter: line # column # (char #)"
+            ]
+        );
+        assert_eq!(
+            sig.judge(&chained(
+                "json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 9 (char 8)"
+            )),
+            Verdict::Same
+        );
+        assert!(matches!(
+            sig.judge(&chained("KeyError: 'prod'")),
+            Verdict::NearMiss(_)
+        ));
+        let unchained = Outcome::exited(
+            1,
+            "Traceback (most recent call last):\n  File \"/t/repro.py\", line 2, in <module>\n    raise SettingsError(\"cannot load settings for 'prod'\")\nSettingsError: cannot load settings for 'prod'\n",
+        );
+        assert!(matches!(sig.judge(&unchained), Verdict::NearMiss(_)));
+        // A --sig says itself what it keeps.
+        let given = Signature::parse("SettingsError: cannot load settings").unwrap();
+        assert_eq!(given.judge(&unchained), Verdict::Same);
+    }
+
+    #[test]
+    fn the_same_message_without_the_transform_that_called_back_has_moved() {
+        let grad = "  File \"/v/site-packages/torch/autograd/__init__.py\", line 594, in grad\n    result = _engine_run_backward(\nRuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n";
+        let text = "import torch\ndef per_sample(l):\n    return torch.autograd.grad(l, w)\ntorch.func.vmap(per_sample)(losses)\n";
+        let original = Outcome::exited(
+            1,
+            &format!(
+                "Traceback (most recent call last):\n  File \"/t/repro.py\", line 4, in <module>\n    torch.func.vmap(per_sample)(losses)\n  File \"/v/site-packages/torch/_functorch/apis.py\", line 246, in wrapped\n    return vmap_impl(\n  File \"/v/site-packages/torch/_functorch/vmap.py\", line 507, in _flat_vmap\n    batched_outputs = func(*batched_inputs, **kwargs)\n  File \"/t/repro.py\", line 3, in per_sample\n    return torch.autograd.grad(l, w)\n{grad}"
+            ),
+        );
+        let anchor = Anchor::of(text, &original, false);
+        assert_eq!(anchor.through, ["torch/_functorch/apis.py:wrapped"]);
+        assert_eq!(anchor.moved(text, &original), None);
+        let plain = Outcome::exited(
+            1,
+            &format!(
+                "Traceback (most recent call last):\n  File \"/t/repro.py\", line 2, in <module>\n    torch.autograd.grad(torch.tensor([]), [[]])\n{grad}"
+            ),
+        );
+        assert_eq!(
+            anchor.moved("", &plain).as_deref(),
+            Some("no longer called through torch/_functorch/apis.py:wrapped")
+        );
+    }
+
+    #[test]
+    fn a_module_calling_its_forward_is_a_plain_call_not_a_transform() {
+        let text = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x @ x\nM()(x)\n";
+        let original = Outcome::exited(
+            1,
+            "Traceback (most recent call last):\n  File \"/t/repro.py\", line 5, in <module>\n    M()(x)\n  File \"/v/site-packages/torch/nn/modules/module.py\", line 1787, in _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n  File \"/t/repro.py\", line 4, in forward\n    return x @ x\n  File \"/v/site-packages/torch/_tensor.py\", line 9, in __matmul__\n    return f(x)\nRuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x3)\n",
+        );
+        assert!(Anchor::of(text, &original, false).through.is_empty());
     }
 
     #[test]

@@ -357,7 +357,10 @@ pub fn traceback_files(traceback: &str) -> Vec<String> {
 
 /// The exception's class and the longer words of its message.
 pub fn keywords(sig: &Signature) -> Vec<String> {
-    let Signature::Exception { class, substring } = sig else {
+    let Signature::Exception {
+        class, substring, ..
+    } = sig
+    else {
         return Vec::new();
     };
     let mut out = vec![class.rsplit('.').next().unwrap_or(class).to_string()];

@@ -108,6 +108,7 @@ pub fn recent_confirmation(
             Some(Signature::Exception {
                 class,
                 substring: Some(s),
+                ..
             }) => {
                 c.body.contains(class.rsplit('.').next().unwrap_or(class))
                     && c.body.contains(s.as_str())

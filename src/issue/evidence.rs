@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::extract::{Block, Choice, Kind, Post, is_bot, is_disclaimed};
 use super::fetch::Issue;
 use crate::engine::exception::final_exception;
-use crate::engine::verdict::{Signature, stable_part};
+use crate::engine::verdict::{Names, Signature, stable_part};
 
 /// The form the failure was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -134,6 +134,7 @@ fn exception_signature(class: &str, message: &str) -> Signature {
     Signature::Exception {
         class: class.to_string(),
         substring: stable_part(message).or(whole),
+        names: Names::default(),
     }
 }
 
@@ -352,6 +353,7 @@ fn marked(code: &str) -> Option<Evidence> {
                 Signature::Exception {
                     class: class.to_string(),
                     substring: None,
+                    names: Names::default(),
                 }
             } else {
                 exception_signature(class, message.trim())

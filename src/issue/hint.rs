@@ -46,6 +46,7 @@ mod tests {
             seeded: false,
             seconds: 0.1,
             signature: None,
+            derived: false,
             stderr_tail: stderr.into(),
             stdout_tail: String::new(),
         }

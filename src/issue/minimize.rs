@@ -22,6 +22,8 @@ pub struct Minimized {
     /// Whether the result differs from the original.
     pub changed: bool,
     pub signature: String,
+    /// What else the signature kept, when derived (see `reduce::Summary::signature_names`).
+    pub signature_names: Vec<String>,
     pub oracle_calls: usize,
     pub verified: bool,
     /// The simplifications the failure survived (PyTorch repros).
@@ -33,14 +35,15 @@ pub struct Minimized {
 }
 
 /// Saves `original` (the repro as the issue gives it) as `root/repro_N_original.py`, reduces
-/// `text` (the repro as it was run, which may carry scrub's rewrites) with `signature` under
+/// `text` (the repro as it was run, which may carry scrub's rewrites) with `signature` (derived
+/// again from the run when `None`) under
 /// `python` (on `cluster` when given), and writes `root/repro_N.py`; the run's log goes to
 /// `work/scrub.out`.
 #[allow(clippy::too_many_arguments)]
 pub fn minimize(
     original_text: &str,
     text: &str,
-    signature: &str,
+    signature: Option<&str>,
     python: &Path,
     root: &Path,
     work: &Path,
@@ -62,7 +65,7 @@ pub fn minimize(
         prepared
     };
     let options = Options {
-        sig: Some(signature.into()),
+        sig: signature.map(str::to_string),
         output: Some(output.clone()),
         python: Some(python.to_path_buf()),
         run_dir: Some(work.join("scrub.out")),
@@ -84,6 +87,7 @@ pub fn minimize(
                 final_lines: summary.final_lines,
                 changed: result != text,
                 signature: summary.signature,
+                signature_names: summary.signature_names,
                 oracle_calls: summary.oracle_calls,
                 verified: summary.verified,
                 ladder: summary.ladder,
@@ -92,7 +96,10 @@ pub fn minimize(
             })
         }
         Finish::DoesNotFail => {
-            bail!("the repro did not fail with {signature} when the minimization started")
+            bail!(
+                "the repro did not fail with {} when the minimization started",
+                signature.unwrap_or("the signature derived from it")
+            )
         }
         Finish::Interrupted(partial) => bail!(
             "interrupted; the best script so far is in {}",

@@ -566,7 +566,7 @@ fn triage(args: &IssueArgs, s: &Setup, cluster: Option<&Cluster>) -> Result<Repo
         match minimize::minimize(
             &repro,
             &run_text,
-            sig,
+            (!outcome.derived).then_some(sig.as_str()),
             &s.interp.path,
             &s.root,
             &s.work,

@@ -140,6 +140,16 @@ pub fn comment(
             m.text,
             if m.text.ends_with('\n') { "" } else { "\n" }
         ));
+        if !m.signature_names.is_empty() {
+            out.push_str(&format!(
+                "\nIt fails with `{}`, and keeps what names that failure:\n",
+                m.signature
+            ));
+            for name in &m.signature_names {
+                let (what, line) = name.split_once(": ").unwrap_or(("", name));
+                out.push_str(&format!("- {what}: `{line}`\n"));
+            }
+        }
         let lower = issue_text.to_ascii_lowercase();
         let new: Vec<&str> = m
             .ladder
@@ -362,6 +372,7 @@ mod tests {
             final_lines: 5,
             changed: true,
             signature: "RuntimeError".into(),
+            signature_names: vec!["with: Module 'M' has no attribute 'blocks':".into()],
             oracle_calls: 1,
             verified: true,
             ladder,
@@ -377,6 +388,7 @@ mod tests {
             seeded: false,
             seconds: 1.0,
             signature: None,
+            derived: false,
             stderr_tail: String::new(),
             stdout_tail: String::new(),
         };
@@ -386,6 +398,10 @@ mod tests {
             interpreter: "python3".into(),
         };
         let comment = comment("", &outcome, &versions, None, Some(&minimized), None, true);
+        assert!(
+            comment.contains("It fails with `RuntimeError`, and keeps what names that failure:\n- with: `Module 'M' has no attribute 'blocks':`\n"),
+            "{comment}"
+        );
         let needs = comment.split("What the failure needs:").nth(1).unwrap();
         assert!(
             needs.contains("- still fails with sizes of 8 or less"),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use scrub::corpus::Case;
 use scrub::engine::process::{Outcome, RunSpec, run_script};
-use scrub::engine::verdict::{Signature, Verdict};
+use scrub::engine::verdict::{Anchor, Signature, Verdict};
 
 pub fn scrub() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scrub"));
@@ -152,13 +152,18 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
     let input = dir.path().join("repro.py");
     std::fs::copy(case.script(), &input).unwrap();
     let original = std::fs::read_to_string(&input).unwrap();
+    // A derived case is reduced as a user without a signature would: scrub names the failure.
+    let sig: &[&str] = if case.spec.derive {
+        &[]
+    } else {
+        &["--sig", &case.spec.signature]
+    };
     let out = run_with_limit(
         scrub()
             .arg("reduce")
             .arg(&input)
+            .args(sig)
             .args([
-                "--sig",
-                &case.spec.signature,
                 "--exhaustive",
                 "--jobs",
                 "2",
@@ -185,6 +190,17 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
     let Some(outcome) = reproduction(&result, python, &sig, tries) else {
         return Err(format!("the result does not reproduce:\n{result}"));
     };
+    if let Some(lost) = case
+        .spec
+        .keeps
+        .iter()
+        .find(|k| !outcome.stderr.contains(*k))
+    {
+        return Err(format!(
+            "the result's failure no longer shows {lost:?} (another bug):\n{result}\n{}",
+            outcome.stderr
+        ));
+    }
     let lines = scrub_reducers::count_lines(&result);
     let row = format!(
         "{:<28} {:>4} -> {:>3} lines  {:>5} calls  {:>4} hits  {:>6.1} s  bound {}",
@@ -214,4 +230,65 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
         outcome,
         dir,
     })
+}
+
+/// The signature and anchor that scrub derives from a cold run of a case's repro.
+pub struct Derived {
+    pub sig: Signature,
+    anchor: Anchor,
+    python: PathBuf,
+}
+
+impl Derived {
+    pub fn of(case: &Case, python: &Path) -> Derived {
+        let repro = std::fs::read_to_string(case.script()).unwrap();
+        let original = run_script(&repro, &spec(python)).unwrap();
+        let sig = Signature::derive(&original)
+            .unwrap_or_else(|| panic!("{}: the repro did not fail", case.name));
+        Derived {
+            sig,
+            anchor: Anchor::of(&repro, &original, false),
+            python: python.to_path_buf(),
+        }
+    }
+
+    /// A cold run of `text`, judged: `Ok(true)` the same failure, `Ok(false)` a near miss (the
+    /// same class, another bug), `Err` with its stderr for any other end.
+    pub fn judge(&self, text: &str) -> Result<bool, String> {
+        let out = run_script(text, &spec(&self.python)).unwrap();
+        match self.sig.judge(&out) {
+            Verdict::Same => Ok(self.anchor.moved(text, &out).is_none()),
+            Verdict::NearMiss(_) => Ok(false),
+            Verdict::Other => Err(out.stderr),
+        }
+    }
+
+    /// Why the case's `near.py` (the same class and first line, another bug) is not refused
+    /// as a near miss, or its `hand.py` not taken for the same failure; `None` when both are
+    /// judged as they should.
+    pub fn misjudged(&self, case: &Case) -> Option<String> {
+        let read = |name: &str| {
+            std::fs::read_to_string(case.dir.join(name))
+                .unwrap_or_else(|e| panic!("{}: {name}: {e}", case.name))
+        };
+        match self.judge(&read("near.py")) {
+            Ok(false) => {}
+            Ok(true) => return Some(format!("near.py was taken for {}", self.sig)),
+            Err(stderr) => return Some(format!("near.py is not even a near miss:\n{stderr}")),
+        }
+        match self.judge(&read("hand.py")) {
+            Ok(true) => None,
+            Ok(false) => Some(format!("hand.py is a near miss of {}", self.sig)),
+            Err(stderr) => Some(format!("hand.py does not fail so:\n{stderr}")),
+        }
+    }
+}
+
+fn spec(python: &Path) -> RunSpec<'_> {
+    RunSpec {
+        python,
+        timeout: Duration::from_secs(120),
+        env: &[],
+        max_memory: None,
+    }
 }

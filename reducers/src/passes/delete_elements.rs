@@ -12,8 +12,9 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Displays of one element (a tuple needs its comma; emptying is left to other passes),
-//! comprehensions, and `**mapping` entries.
+//! Displays of one element: no pass empties a display, since an empty list, dict or tensor
+//! (`torch.tensor([[]])`) takes another code path, and a failure that survives it is often
+//! another bug. Comprehensions, and `**mapping` entries.
 
 use std::ops::Range;
 
@@ -84,5 +85,23 @@ impl Pass for DeleteElements {
         }
         largest_first(&mut out);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::candidate_texts;
+
+    #[test]
+    fn a_one_element_list_is_not_emptied() {
+        assert!(candidate_texts(&DeleteElements, "torch.tensor([[1.0]])\n").is_empty());
+        assert!(candidate_texts(&DeleteElements, "a = (x,)\nb = {k: v}\nc = {s}\n").is_empty());
+    }
+
+    #[test]
+    fn two_elements_go_down_to_one_never_none() {
+        let texts = candidate_texts(&DeleteElements, "x = [a, b]\n");
+        assert_eq!(texts, ["x = [b]\n", "x = [a]\n"]);
     }
 }

@@ -178,14 +178,15 @@ pub(crate) fn dedup(candidates: &mut Vec<Candidate>) {
 
 /// Orders candidates by how many bytes they remove, most first; ties keep source order.
 pub(crate) fn largest_first(candidates: &mut [Candidate]) {
-    candidates.sort_by_key(|c| {
-        let removed: isize = c
-            .edits
-            .iter()
-            .map(|e| e.range.len() as isize - e.replacement.len() as isize)
-            .sum();
-        std::cmp::Reverse(removed)
-    });
+    candidates.sort_by_key(|c| std::cmp::Reverse(removed(c)));
+}
+
+/// The bytes a candidate removes (negative when it grows the script).
+pub(crate) fn removed(c: &Candidate) -> isize {
+    c.edits
+        .iter()
+        .map(|e| e.range.len() as isize - e.replacement.len() as isize)
+        .sum()
 }
 
 /// The text of the whole lines a body spans, with the comment lines directly above its first

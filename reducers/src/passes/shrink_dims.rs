@@ -46,7 +46,8 @@ use crate::scopes::Scopes;
 
 pub struct ShrinkDims;
 
-/// The sizes tried, smallest first; a size only ever shrinks.
+/// The sizes tried, smallest first; a size only ever shrinks, and never to 0 (an empty
+/// tensor takes another kernel).
 const TARGETS: [u64; 4] = [1, 2, 4, 8];
 
 /// One integer literal that sets a size, directly or through the name it is bound to.
@@ -371,6 +372,12 @@ mod tests {
                 "import torch\ny = x.view(-1, 2)\n"
             ]
         );
+    }
+
+    #[test]
+    fn a_size_goes_to_one_and_never_to_zero() {
+        let text = "import torch\nx = torch.zeros(1, 2)\n";
+        assert_eq!(results(text), ["import torch\nx = torch.zeros(1, 1)\n"]);
     }
 
     #[test]

@@ -18,6 +18,12 @@
 //! Candidates come largest first, so a round sweeps the coarse chunks before the fine ones;
 //! each is judged by the oracle, which is what keeps the part the failure hangs on.
 //!
+//! No literal is ever emptied: a chunk is never the whole of it, and two chunks of one literal
+//! overlap (a string's chunk rewrites all of its contents; a display's last chunk takes the
+//! comma before it), so the loop never merges wins that would together remove everything.
+//! An empty string or display takes another code path (a loop that never runs, an empty
+//! tensor), and a failure that survives it is often another bug.
+//!
 //! ## Example
 //! ```python
 //! json.loads('{"name": "imu", "rates": [1, 2,], "unit": "hz"}')   # before
@@ -44,7 +50,7 @@ pub struct ShrinkLiterals;
 /// round proposes at most about twice as many candidates per literal.
 const MAX_CHUNKS: usize = 128;
 
-/// Shorter strings of words are left to `shrink_values` (empty, either half): a key or a
+/// Shorter strings of words are left to `shrink_values` (either half): a key or a
 /// name is seldom data, and each would cost about twice its length in candidates a round.
 /// A short string with punctuation (`'{"l": "\\P'`) may be data, and is shrunk.
 const MIN_UNITS: usize = 16;
@@ -263,7 +269,28 @@ fn string_chunks(text: &str, contents: Range<usize>, line: usize) -> Vec<Candida
         "characters",
         line,
     ));
-    out
+    out.into_iter()
+        .map(|c| over_contents(text, &contents, c))
+        .collect()
+}
+
+/// A chunk's deletion as one edit over all of the literal's contents: two chunks of one
+/// literal then overlap, and the loop never merges the two halves of a string into an
+/// empty one.
+fn over_contents(text: &str, contents: &Range<usize>, chunk: Candidate) -> Candidate {
+    // `chunks` makes one deletion a candidate.
+    let [edit] = &chunk.edits[..] else {
+        return chunk;
+    };
+    let kept = format!(
+        "{}{}",
+        &text[contents.start..edit.range.start],
+        &text[edit.range.end..contents.end]
+    );
+    Candidate::new(
+        chunk.description,
+        vec![Edit::replace(contents.clone(), kept)],
+    )
 }
 
 /// The element chunks of a display of four or more elements; each chunk takes the commas
@@ -366,6 +393,31 @@ mod tests {
         );
         assert!(results("raise E(f'a {{b}}')\n").is_empty());
         assert_eq!(results("raise E(rf'a {b}')\n"), ["raise E(rf'a ')\n"]);
+    }
+
+    #[test]
+    fn the_halves_of_a_string_never_merge_into_an_empty_one() {
+        let text = "s = '{\"a\": 1}'\n";
+        let script = Script::parse(text, crate::python::PythonVersion::PY311).unwrap();
+        let candidates = ShrinkLiterals.candidates(&script);
+        assert!(candidates.len() > 1);
+        for (i, a) in candidates.iter().enumerate() {
+            for b in &candidates[i + 1..] {
+                assert!(!a.is_disjoint(b), "{} / {}", a.description, b.description);
+            }
+            assert_ne!(a.apply(text).unwrap(), "s = ''\n");
+        }
+    }
+
+    #[test]
+    fn a_display_s_chunks_never_merge_into_an_empty_one() {
+        let text = "x = [1, 2, 3, 4]\n";
+        let script = Script::parse(text, crate::python::PythonVersion::PY311).unwrap();
+        let candidates = ShrinkLiterals.candidates(&script);
+        let merged = candidates[1..].iter().fold(candidates[0].clone(), |m, c| {
+            if m.is_disjoint(c) { m.merge(c) } else { m }
+        });
+        assert_ne!(merged.apply(text).unwrap(), "x = []\n");
     }
 
     #[test]

@@ -1,14 +1,22 @@
-//! Shrink literal values: integers toward 0 and 1, strings toward the empty string, lists,
-//! tuples and dicts to empty ones.
+//! Shrink literal values: integers toward 1, floats toward 1.0 or 0.0, strings toward a
+//! character.
 //!
 //! ## What it removes
-//! Size that a value does not need: an integer `n` other than 0 or 1 becomes `0`, `1` or
-//! `n / 2` (so `range(100)` gets to `range(1)` by halving), a float becomes `0.0`, or `1.0`
-//! when it is larger (a tolerance of `1e-5` never becomes `1.0`), a string becomes empty, its first half or its second half — and,
-//! round after round, the part the failure needs. A list, parenthesized tuple or dict display
-//! becomes `[]`, `()` or `{}`. The name of a module-level function or class used as a value
-//! rather than called (a dict key, an argument) becomes `0`, so that its definition can go.
-//! `bool(x)` becomes `True` or `False`.
+//! Size that a value does not need: an integer `n` above 1 becomes `1`, `n / 2` or `0` (so
+//! `range(100)` gets to `range(1)` by halving), a float above 1 in size becomes `1.0` or `0.0`
+//! and one below it `0.0` (a tolerance of `1e-5` never becomes `1.0`), a string becomes its
+//! first half, its second half or empty — and, round after round, the part the failure needs.
+//! The name of a module-level function or class used as a value rather than called (a dict
+//! key, an argument) becomes `0`, so that its definition can go. `bool(x)` becomes `True` or
+//! `False`.
+//!
+//! A size goes to 1 before 0. A count of 0, an empty string or an empty display changes which
+//! code runs (a loop that never runs, an empty tensor's kernel), so a failure that survives it
+//! is often another bug that merely ends the same way: `torch.tensor([[1.0]])` must not drift
+//! to `torch.tensor([[]])`. The candidates of one value come in that order and the first that
+//! holds wins, so a value becomes `0` or `''` only where neither `1` nor a half keeps the
+//! failure; a `1`, a one-character string and a display are never emptied
+//! (`delete_elements` takes a display down to one element).
 //!
 //! ## Example
 //! ```python
@@ -17,10 +25,11 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Byte strings, f-strings and implicitly concatenated strings are left alone, and so are
-//! docstrings' neighbours' meanings: the oracle judges every change.
+//! Integers that are already 0 or 1, floats that are 0.0 or 1.0 in size, strings of one
+//! character or none, byte strings, f-strings and implicitly concatenated strings, and
+//! displays of any size.
 
-use super::{largest_first, line_of};
+use super::{line_of, removed};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use std::collections::HashSet;
@@ -40,7 +49,6 @@ impl Pass for ShrinkValues {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
-        let mut out = Vec::new();
         let defined: HashSet<&str> = script
             .body()
             .iter()
@@ -78,6 +86,8 @@ impl Pass for ShrinkValues {
                     }),
             )
             .collect();
+        // One group per value, in the order its candidates are to be tried.
+        let mut groups: Vec<Vec<Candidate>> = Vec::new();
         for expr in exprs {
             let range = span(expr);
             let code = &text[range.clone()];
@@ -86,12 +96,15 @@ impl Pass for ShrinkValues {
                 Expr::NumberLiteral(n) => match &n.value {
                     ast::Number::Int(i) => match i.as_u64() {
                         Some(0 | 1) => Vec::new(),
-                        // `1` and `v / 2` coincide for 2 and 3; `dedup` below drops the repeat.
-                        Some(v) => vec!["0".into(), "1".into(), (v / 2).to_string()],
-                        None => vec!["0".into(), "1".into()],
+                        // A size goes to 1 before 0 (an empty loop, an empty tensor): the
+                        // first candidate that holds wins, so 0 only where neither 1 nor the
+                        // half does. `1` and `v / 2` coincide for 2 and 3; `dedup` drops it.
+                        Some(v) => vec!["1".into(), (v / 2).to_string(), "0".into()],
+                        None => vec!["1".into(), "0".into()],
                     },
-                    // Only ever smaller: a tolerance of `1e-5` may become `0.0`, never `1.0`.
-                    ast::Number::Float(f) if f.abs() > 1.0 => vec!["0.0".into(), "1.0".into()],
+                    // Only ever smaller: a float above 1 goes to `1.0` as a size goes to 1,
+                    // and a tolerance of `1e-5` may become `0.0`, never `1.0`.
+                    ast::Number::Float(f) if f.abs() > 1.0 => vec!["1.0".into(), "0.0".into()],
                     ast::Number::Float(f) if *f != 0.0 && f.abs() < 1.0 => vec!["0.0".into()],
                     _ => Vec::new(),
                 },
@@ -115,29 +128,31 @@ impl Pass for ShrinkValues {
                 {
                     vec!["True".into(), "False".into()]
                 }
-                // Deleting elements stops at one; the empty display is one step further.
-                Expr::List(l) if !l.elts.is_empty() => vec!["[]".into()],
-                Expr::Tuple(t) if !t.elts.is_empty() && t.parenthesized => vec!["()".into()],
-                Expr::Dict(d) if !d.items.is_empty() => vec!["{}".into()],
                 _ => Vec::new(),
             };
             smaller.dedup();
-            for value in smaller {
-                if value != code {
-                    out.push(Candidate::new(
-                        format!("shrink `{}` to `{value}` at line {line}", first_line(code)),
-                        vec![Edit::replace(range.clone(), value)],
-                    ));
-                }
-            }
+            groups.push(
+                smaller
+                    .into_iter()
+                    .filter(|value| value != code)
+                    .map(|value| {
+                        Candidate::new(
+                            format!("shrink `{}` to `{value}` at line {line}", first_line(code)),
+                            vec![Edit::replace(range.clone(), value)],
+                        )
+                    })
+                    .collect(),
+            );
         }
-        largest_first(&mut out);
-        out
+        // Largest values first, each value's candidates in their own order: `0` and `''`
+        // remove the most, but come after `1` and the halves.
+        groups.sort_by_key(|g| std::cmp::Reverse(g.iter().map(removed).max()));
+        groups.into_iter().flatten().collect()
     }
 }
 
-/// The empty string, and the two halves of the contents, with the literal's own prefix and
-/// quotes.
+/// The two halves of the contents, with the literal's own prefix and quotes; none for one
+/// character, which is never made empty.
 fn shorter_strings(literal: &str) -> Vec<String> {
     let prefix_len = literal.find(['\'', '"']).unwrap_or(0);
     let (prefix, rest) = literal.split_at(prefix_len);
@@ -157,11 +172,15 @@ fn shorter_strings(literal: &str) -> Vec<String> {
     while !body.is_char_boundary(mid) {
         mid += 1;
     }
-    let mut out = vec![format!("{prefix}{quote}{quote}")];
+    let mut out = Vec::new();
     for half in [&body[..mid], &body[mid..]] {
         if !half.is_empty() && half.len() < body.len() {
             out.push(format!("{prefix}{quote}{half}{quote}"));
         }
+    }
+    // Empty only after both halves, as 0 comes after 1.
+    if !out.is_empty() {
+        out.push(format!("{prefix}{quote}{quote}"));
     }
     out
 }
@@ -179,28 +198,61 @@ fn first_line(code: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::passes::candidate_texts;
 
     #[test]
-    fn strings_shrink_to_empty_and_to_halves_keeping_prefix_and_quotes() {
-        assert_eq!(shorter_strings("'abcd'"), ["''", "'ab'", "'cd'"]);
+    fn strings_shrink_to_halves_keeping_prefix_and_quotes() {
+        assert_eq!(shorter_strings("'abcd'"), ["'ab'", "'cd'", "''"]);
         assert_eq!(
             shorter_strings("r\"\"\"xy\"\"\""),
-            ["r\"\"\"\"\"\"", "r\"\"\"x\"\"\"", "r\"\"\"y\"\"\""]
+            ["r\"\"\"x\"\"\"", "r\"\"\"y\"\"\"", "r\"\"\"\"\"\""]
         );
         assert!(shorter_strings("''").is_empty());
     }
 
     #[test]
-    fn displays_shrink_to_empty() {
-        let texts = crate::passes::candidate_texts(&ShrinkValues, "{'a': 0}['k']\n");
-        assert!(texts.contains(&"{}['k']\n".to_string()), "{texts:?}");
-        assert!(crate::passes::candidate_texts(&ShrinkValues, "x = {}, []\n").is_empty());
+    fn a_one_character_string_is_not_emptied() {
+        assert!(shorter_strings("'a'").is_empty());
+        assert!(candidate_texts(&ShrinkValues, "s.split(',')\n").is_empty());
     }
 
     #[test]
-    fn integers_shrink_toward_zero_one_and_half() {
-        let texts = crate::passes::candidate_texts(&ShrinkValues, "range(64)\n");
-        assert_eq!(texts, ["range(0)\n", "range(1)\n", "range(32)\n"]);
-        assert!(crate::passes::candidate_texts(&ShrinkValues, "f(1, 0)\n").is_empty());
+    fn a_size_is_tried_at_one_before_zero() {
+        let texts = candidate_texts(&ShrinkValues, "range(64)\n");
+        assert_eq!(texts, ["range(1)\n", "range(32)\n", "range(0)\n"]);
+        assert_eq!(
+            candidate_texts(&ShrinkValues, "range(3)\n"),
+            ["range(1)\n", "range(0)\n"]
+        );
+        let huge = candidate_texts(&ShrinkValues, "range(123456789012345678901234567890)\n");
+        assert_eq!(huge, ["range(1)\n", "range(0)\n"]);
+    }
+
+    #[test]
+    fn an_integer_of_one_is_not_shrunk_to_zero() {
+        assert!(candidate_texts(&ShrinkValues, "f(1, 0)\n").is_empty());
+    }
+
+    #[test]
+    fn a_float_above_one_becomes_one_and_a_tolerance_zero() {
+        assert_eq!(
+            candidate_texts(&ShrinkValues, "f(2.5)\n"),
+            ["f(1.0)\n", "f(0.0)\n"]
+        );
+        assert_eq!(candidate_texts(&ShrinkValues, "f(1e-5)\n"), ["f(0.0)\n"]);
+        assert!(candidate_texts(&ShrinkValues, "f(1.0, 0.0)\n").is_empty());
+    }
+
+    #[test]
+    fn a_one_element_list_is_not_emptied() {
+        let texts = candidate_texts(&ShrinkValues, "torch.tensor([[x]])\n");
+        assert!(texts.is_empty(), "{texts:?}");
+        assert!(candidate_texts(&ShrinkValues, "g([[]], (a,), {k: v})\n").is_empty());
+    }
+
+    #[test]
+    fn a_display_of_several_elements_is_not_emptied_either() {
+        let texts = candidate_texts(&ShrinkValues, "{k: v, j: w}[key]\n");
+        assert!(texts.is_empty(), "{texts:?}");
     }
 }

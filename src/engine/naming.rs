@@ -1,0 +1,328 @@
+//! What names a failure: the lines of an exception's message that tell one bug from another,
+//! with what varies with sizes, runs and machines abstracted.
+//!
+//! A rule about the shape of messages, for any Python library. A message's first line is
+//! often not the failure: a wrapper announces an inner error (`The following operation failed
+//! in the TorchScript interpreter.`, `backend='inductor' raised:`), a header stands over its
+//! detail lines (`Constraints violated (dz)!`), or the first line is empty. What names such a
+//! failure is the inner error's `Class: message` line and the detail lines under the header;
+//! traceback frames, code excerpts and `<--- HERE` markers inside a message are not part of it.
+
+use crate::engine::exception::{header_class, looks_like_exception};
+
+/// The lines of `message` (a header's text and every line after it) that name the failure
+/// besides its first line, abstracted: every inner error line (`Class: message` at the start
+/// of a line), and the detail lines right under the first line: the whole block when the
+/// first line is a header (empty, ending in `:`, or announcing with `!`), else the lines
+/// indented under it. Lines of values (more digits than letters) name nothing.
+pub fn naming_lines(message: &str) -> Vec<String> {
+    let first = message.lines().next().unwrap_or("").trim();
+    let lines = prose(message);
+    let header = first.is_empty() || first.ends_with(':') || first.contains('!');
+    // The block right under the first line: all of it under a header, else the lines
+    // indented under the first (`  Explanation: …`).
+    let detail = lines
+        .iter()
+        .take_while(|l| !l.text.is_empty())
+        .take_while(|l| header || l.indent > 0);
+    let inner = lines
+        .iter()
+        .filter(|l| l.indent == 0 && is_error_line(&l.text));
+    let mut out: Vec<String> = Vec::new();
+    for line in detail.chain(inner).filter(|l| names_something(&l.text)) {
+        let line = abstracted(&line.text);
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Every prose line of `message` after its first, abstracted: what a candidate's message
+/// shows, for the naming lines of the original to be looked up in.
+pub fn shown_lines(message: &str) -> Vec<String> {
+    prose(message)
+        .into_iter()
+        .filter(|l| !l.text.is_empty())
+        .map(|l| abstracted(&l.text))
+        .collect()
+}
+
+/// A line of a message that is neither a frame, a code excerpt nor a marker.
+struct Prose {
+    indent: usize,
+    text: String,
+}
+
+/// The lines of `message` after its first, without tracebacks (a `Traceback … (most recent
+/// call last):` line and what is indented under it), frames (`File "…", line N`) with their
+/// code excerpts, and `<--- HERE` or `~~~^^^` markers. Blank lines stay, empty: they end a
+/// block (and a code excerpt).
+fn prose(message: &str) -> Vec<Prose> {
+    let mut out = Vec::new();
+    // Lines indented deeper than this belong to the frame or traceback above them.
+    let mut under: Option<usize> = None;
+    for line in message.lines().skip(1) {
+        let text = line.trim();
+        let indent = line.len() - line.trim_start().len();
+        if let Some(at) = under {
+            if indent > at && !text.is_empty() {
+                continue;
+            }
+            under = None;
+        }
+        let traceback = text.contains("Traceback") && text.ends_with("(most recent call last):");
+        if traceback || text.starts_with("File \"") {
+            under = Some(indent);
+            continue;
+        }
+        let marker = text.contains("<--- HERE")
+            || (!text.is_empty() && text.chars().all(|c| matches!(c, '~' | '^' | ' ')));
+        if !marker {
+            out.push(Prose {
+                indent,
+                text: text.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// `RuntimeError: …`, `torch._dynamo.exc.Unsupported: …`: a line that starts with an
+/// exception class and a colon.
+fn is_error_line(text: &str) -> bool {
+    text.contains(':') && header_class(text).is_some_and(looks_like_exception)
+}
+
+/// Whether a line has words in it, not only values (`tensor([[0.1234, -0.5678],`).
+fn names_something(line: &str) -> bool {
+    let letters = line.chars().filter(|c| c.is_alphabetic()).count();
+    let digits = line.chars().filter(char::is_ascii_digit).count();
+    letters >= 3 && letters > digits
+}
+
+/// `line`, trimmed, with what varies abstracted: numbers and hex addresses become `#` (a run
+/// of them, `4x3`, `[2, 8, 8]` or `(1,)`, one `#`), paths `<path>`, and the counter at the end of a
+/// generated name is dropped (`addmm_2` → `addmm`, `buf0` → `buf`, the symbolic size `s0` →
+/// `s`). Quoted names stay: another operator or backend is another bug.
+pub fn abstracted(line: &str) -> String {
+    let words: Vec<String> = line
+        .split_whitespace()
+        .map(|word| {
+            let bare = word.trim_matches(|c: char| "'\"`()[],:;".contains(c));
+            let path = (bare.contains('/') || bare.contains('\\'))
+                && bare.chars().any(|c| c.is_alphabetic());
+            if path {
+                word.replace(bare, "<path>")
+            } else {
+                abstract_word(word)
+            }
+        })
+        .collect();
+    collapse(&words.join(" "))
+}
+
+fn abstract_word(word: &str) -> String {
+    let chars: Vec<char> = word.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let ident: String = chars[start..i].iter().collect();
+            out.push_str(ungenerated(&ident));
+        } else if c.is_ascii_digit() {
+            i = end_of_number(&chars, i);
+            // A shape written `4x3x8` is one value.
+            while chars.get(i) == Some(&'x') && chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+                i = end_of_number(&chars, i + 1);
+            }
+            out.push('#');
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Where the number that starts at `at` ends: hex (`0x7f…`), or digits with a decimal part
+/// and an exponent.
+fn end_of_number(chars: &[char], at: usize) -> usize {
+    let mut i = at;
+    if chars[i] == '0' && chars.get(i + 1).is_some_and(|c| *c == 'x' || *c == 'X') {
+        i += 2;
+        while i < chars.len() && chars[i].is_ascii_hexdigit() {
+            i += 1;
+        }
+        return i;
+    }
+    let digits = |i: &mut usize| {
+        while *i < chars.len() && chars[*i].is_ascii_digit() {
+            *i += 1;
+        }
+    };
+    digits(&mut i);
+    if chars.get(i) == Some(&'.') && chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+        i += 1;
+        digits(&mut i);
+    }
+    if chars.get(i).is_some_and(|c| *c == 'e' || *c == 'E') {
+        let sign = usize::from(chars.get(i + 1).is_some_and(|c| *c == '-' || *c == '+'));
+        if chars.get(i + 1 + sign).is_some_and(char::is_ascii_digit) {
+            i += 1 + sign;
+            digits(&mut i);
+        }
+    }
+    i
+}
+
+/// A generated name without its counter: digits after an underscore (`addmm_2`, `arg0_1`), or
+/// after a prefix of three letters or fewer (`buf0`, `s0`, `tmp5`) unless they are a bit width
+/// (`int8`, `fp16`). Other names stay whole (`float32`, `conv2d`, `IndexPutBackward0`).
+fn ungenerated(ident: &str) -> &str {
+    let mut name = ident;
+    loop {
+        let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+        if stem.len() == name.len() || stem.is_empty() {
+            return name;
+        }
+        let counter = &name[stem.len()..];
+        if let Some(base) = stem.strip_suffix('_') {
+            if base.is_empty() {
+                return name;
+            }
+            name = base;
+        } else if stem.len() <= 3 && !["8", "16", "32", "64", "128"].contains(&counter) {
+            return stem;
+        } else {
+            return name;
+        }
+    }
+}
+
+/// One `#` for a run of numbers: `#x#`, `#, #, #`, `# * #`.
+fn collapse(line: &str) -> String {
+    let mut out = line.to_string();
+    for sep in [", ", ",", "x", " x ", "*", " * "] {
+        let twice = format!("#{sep}#");
+        while out.contains(&twice) {
+            out = out.replace(&twice, "#");
+        }
+    }
+    out.replace("#,)", "#)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_paths_addresses_and_generated_names_are_abstracted() {
+        assert_eq!(
+            abstracted("mat1 and mat2 shapes cannot be multiplied (4x3 and 5x8)"),
+            "mat and mat shapes cannot be multiplied (# and #)"
+        );
+        assert_eq!(
+            abstracted("my backend exploded on addmm_2 and buf0 at 0x7f3a2c with size 128"),
+            "my backend exploded on addmm and buf at # with size #"
+        );
+        assert_eq!(
+            abstracted("No such file or directory: '/tmp/abc123/config.json'"),
+            "No such file or directory: '<path>'"
+        );
+        assert_eq!(abstracted("Eq(s0, 4) for [2, 8, 8]"), "Eq(s, #) for [#]");
+    }
+
+    #[test]
+    fn the_names_a_message_quotes_stay() {
+        assert_eq!(
+            abstracted("expected scalar type float32 but found int64 in aten::conv2d"),
+            "expected scalar type float32 but found int64 in aten::conv2d"
+        );
+        assert_ne!(
+            abstracted("output 0 of IndexPutBackward0, is at version 1"),
+            abstracted("output 0 of CopySlices, is at version 1")
+        );
+    }
+
+    #[test]
+    fn an_interpreter_traceback_is_named_by_its_inner_error() {
+        let message = "The following operation failed in the TorchScript interpreter.\nTraceback of TorchScript (most recent call last):\n  File \"/t/repro.py\", line 7, in forward\n    def forward(self, x):\n        return self.lin(x) * 2\n               ~~~~~~~~ <--- HERE\nRuntimeError: Inference tensors cannot be saved for backward.\n";
+        assert_eq!(
+            naming_lines(message),
+            ["RuntimeError: Inference tensors cannot be saved for backward."]
+        );
+    }
+
+    #[test]
+    fn an_empty_first_line_is_named_by_the_detail_under_it() {
+        let message = "\nModule 'M' has no attribute 'blocks' (failed to convert Python type: 'list'):\n  File \"/t/repro.py\", line 7\n    def forward(self, x):\n        for b in self.blocks[0]:\n                 ~~~~~~~~~~~ <--- HERE\n            x = b(x)\n\n";
+        assert_eq!(
+            naming_lines(message),
+            ["Module 'M' has no attribute 'blocks' (failed to convert Python type: 'list'):"]
+        );
+    }
+
+    #[test]
+    fn a_header_is_named_by_its_detail_lines_and_not_by_its_hints() {
+        let message = "Constraints violated (dz)! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - Not all values of dz = L['x'].size()[0] in the specified range dz <= 1024 satisfy the generated guard 5 <= L['x'].size()[0] and L['x'].size()[0] <= 1024\nSuggested fixes:\n  dz = Dim('dz', min=5, max=1024)\n\nThe error above occurred when calling torch.export.export.\n";
+        assert_eq!(
+            naming_lines(message),
+            [
+                "- Not all values of dz = L['x'].size()[#] in the specified range dz <= # satisfy the generated guard # <= L['x'].size()[#] and L['x'].size()[#] <= #",
+                "Suggested fixes:",
+                "dz = Dim('dz', min=#, max=#)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wrapper_that_says_raised_is_named_by_the_error_it_wraps() {
+        let message = "backend='inductor' raised:\nRuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [4]], which is output 0 of IndexPutBackward0\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n";
+        assert_eq!(
+            naming_lines(message),
+            [
+                "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [#]], which is output # of IndexPutBackward0"
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_indented_under_a_plain_first_line_are_its_detail() {
+        let message = "RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node with fake tensors: got RuntimeError(\"output with shape torch.Size([1, 8, 8]) doesn't match the broadcast shape (1, 1, 8, 8)\")\n  Hint: Your code may result in an error when running in eager.\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n";
+        assert_eq!(
+            naming_lines(message),
+            [
+                "Explanation: Dynamo failed to run FX node with fake tensors: got RuntimeError(\"output with shape torch.Size([#]) doesn't match the broadcast shape (#)\")",
+                "Hint: Your code may result in an error when running in eager."
+            ]
+        );
+    }
+
+    #[test]
+    fn a_worker_s_original_traceback_is_named_by_its_inner_error() {
+        let message = "Caught KeyError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n  File \"/v/torch/utils/data/_utils/worker.py\", line 349, in _worker_loop\n    data = fetcher.fetch(index)\nKeyError: 'Dog'\n";
+        assert_eq!(naming_lines(message), ["KeyError: 'Dog'"]);
+    }
+
+    #[test]
+    fn a_plain_message_and_its_hints_name_nothing_more() {
+        assert!(naming_lines("Data-dependent branching\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n").is_empty());
+        assert!(
+            naming_lines("Tensor-likes are not close!\n\nMismatched elements: 1 / 4 (25.0%)\n")
+                .is_empty()
+        );
+        assert!(naming_lines("checksum mismatch for shard 'eu-west-3'\n").is_empty());
+    }
+
+    #[test]
+    fn lines_of_values_under_a_header_name_nothing() {
+        let message = "outputs differ:\ntensor([[0.1234, -0.5678],\n        [1.0000, 2.0000]])\n";
+        assert!(naming_lines(message).is_empty());
+    }
+}
