@@ -81,7 +81,12 @@ pub trait Pass: Sync {
 /// which are judged faster under a cheaper backend), unrolling loops and folding the
 /// `[*ITER][0]` that unrolling leaves into the first element, running pool maps in the
 /// calling process (so that their failures reach the script's own frames), replacing command-line
-/// options by their defaults (before inlining can hide the namespace), inlining calls,
+/// options by their defaults (before inlining can hide the namespace), unwrapping the
+/// `nn.Module` classes that only wrap one layer into that layer (before inlining and
+/// module moves, which would add statements to the wrapper's `__init__`, and before
+/// flattening, which would turn the instance into a function that `torch.jit.script` and
+/// `torch.export` reject; it only shrinks the script, so the rewrites after it work on less),
+/// inlining calls,
 /// moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the instance
 /// is bound once), flattening classes instantiated once (whose former methods the next round
 /// inlines), folding the dataclass instances that several records leave (`Line(3, p).net()`)
@@ -106,6 +111,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &FirstElements,
     &SerialMaps,
     &ArgparseDefaults,
+    &UnwrapModules,
     &InlineCalls,
     &ModuleMoves,
     &FlattenClasses,

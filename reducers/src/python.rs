@@ -82,6 +82,25 @@ impl Script {
         &self.text[node.range().start().to_usize()..node.range().end().to_usize()]
     }
 
+    /// Whether the code of `node` breaks a line outside the brackets it opens itself
+    /// (`a +⏎ b` as it stood inside a call's parentheses): moved where no bracket holds
+    /// it, it needs parentheses of its own.
+    pub fn breaks_line(&self, node: &impl Ranged) -> bool {
+        use ruff_python_ast::token::TokenKind;
+        let mut depth = 0usize;
+        for token in self.parsed.tokens().in_range(node.range()) {
+            match token.kind() {
+                TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => depth += 1,
+                TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
+                    depth = depth.saturating_sub(1)
+                }
+                TokenKind::NonLogicalNewline | TokenKind::Comment if depth == 0 => return true,
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// The source text of `expr` as it may stand in a tuple, as an argument or in place of
     /// a name: parenthesized unless atomic.
     pub fn operand(&self, expr: &Expr) -> String {

@@ -45,9 +45,10 @@ pub struct Reproduction {
     /// The signature the minimization keeps: the issue's when it matched, else derived from
     /// the run.
     pub signature: Option<String>,
-    /// Whether that signature was derived from the run (the issue showed none that matched):
-    /// the minimization then derives it again, with what names the failure besides its
-    /// first line.
+    /// Whether the minimization derives its signature from the run again (with what names
+    /// the failure besides its first line: an inner error, the detail under a header, the
+    /// cause), rather than keep `signature` alone: so it does whenever the run failed, also
+    /// when its failure is the issue's, whose first line may be a wrapper's.
     pub derived: bool,
     /// The end of the first run's stderr.
     pub stderr_tail: String,
@@ -199,7 +200,7 @@ pub fn reproduce(
             * 1000.0)
             .round()
             / 1000.0,
-        derived: expected.is_none() && signature.is_some(),
+        derived: signature.is_some(),
         signature,
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         stdout_tail: out_tail.into_iter().rev().collect::<Vec<_>>().join("\n"),

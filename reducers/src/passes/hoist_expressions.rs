@@ -101,6 +101,7 @@ impl Pass for HoistExpressions {
             }
         }
         out.extend(spread_parentheses(script, &exprs));
+        out.extend(spread_displays(script, &exprs));
         out.extend(unused_bindings(script));
         // `f(x, x)` offers `x` twice.
         dedup(&mut out);
@@ -148,6 +149,47 @@ fn spread_parentheses(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
                 line_of(text, range.start)
             ),
             vec![Edit::replace(open..close, script.slice(expr).to_string())],
+        ));
+    }
+    out
+}
+
+/// Each display of one element that spreads over several lines while the element takes one,
+/// on one line: what is left of a multi-line config once its other entries are gone.
+fn spread_displays(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
+    let text = script.text();
+    let mut out = Vec::new();
+    for &expr in exprs {
+        let one = |e: &Expr| Some(script.slice(e).to_string());
+        let joined = match expr {
+            Expr::List(l) if l.elts.len() == 1 => one(&l.elts[0]).map(|e| format!("[{e}]")),
+            Expr::Set(s) if s.elts.len() == 1 => one(&s.elts[0]).map(|e| format!("{{{e}}}")),
+            Expr::Tuple(t) if t.elts.len() == 1 && t.parenthesized => {
+                one(&t.elts[0]).map(|e| format!("({e},)"))
+            }
+            Expr::Dict(d) if d.items.len() == 1 => d.items[0].key.as_ref().map(|k| {
+                format!(
+                    "{{{}: {}}}",
+                    script.slice(k),
+                    script.slice(&d.items[0].value)
+                )
+            }),
+            _ => None,
+        };
+        let range = span(expr);
+        let Some(joined) = joined.filter(|j| !j.contains('\n')) else {
+            continue;
+        };
+        if !text[range.clone()].contains('\n') {
+            continue;
+        }
+        out.push(Candidate::new(
+            format!(
+                "put `{}` on one line at line {}",
+                short(&joined),
+                line_of(text, range.start)
+            ),
+            vec![Edit::replace(range, joined)],
         ));
     }
     out
@@ -420,6 +462,22 @@ mod tests {
     fn the_same_replacement_is_offered_once() {
         // `y` once, and the value without its binding.
         assert_eq!(results("x = f(y, y)\n").len(), 2);
+    }
+
+    #[test]
+    fn a_display_of_one_element_over_lines_takes_one() {
+        let texts =
+            results("x = {\n    'i': 0,\n}['enfor']\ny = [\n    a\n]\nz = [\n    a, b\n]\n");
+        assert!(
+            texts.contains(
+                &"x = {'i': 0}['enfor']\ny = [\n    a\n]\nz = [\n    a, b\n]\n".to_string()
+            ),
+            "{texts:?}"
+        );
+        assert!(texts.contains(
+            &"x = {\n    'i': 0,\n}['enfor']\ny = [a]\nz = [\n    a, b\n]\n".to_string()
+        ));
+        assert!(!texts.iter().any(|t| t.contains("[a, b]")));
     }
 
     #[test]

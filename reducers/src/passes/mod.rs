@@ -28,6 +28,7 @@ mod strip_comments;
 mod tidy_blank_lines;
 mod unroll_loops;
 mod unwrap_blocks;
+mod unwrap_modules;
 
 pub use argparse_defaults::ArgparseDefaults;
 pub use cpu_float32::CpuFloat32;
@@ -58,6 +59,7 @@ pub use strip_comments::StripComments;
 pub use tidy_blank_lines::TidyBlankLines;
 pub use unroll_loops::UnrollLoops;
 pub use unwrap_blocks::UnwrapBlocks;
+pub use unwrap_modules::UnwrapModules;
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
