@@ -176,7 +176,8 @@ fn bench_case(
     let file = dir.path().join("repro.py");
     std::fs::copy(case.script(), &file)?;
     let options = Options {
-        sig: Some(case.spec.signature.clone()),
+        // A derived case is reduced as a user without a signature would.
+        sig: (!case.spec.derive).then(|| case.spec.signature.clone()),
         python: args.python.clone(),
         jobs: args.jobs,
         ray: cluster.cloned(),

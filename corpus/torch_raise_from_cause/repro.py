@@ -47,17 +47,14 @@ class Classifier(nn.Module):
         return self.head(torch.relu(self.encoder(x)))
 
 
-def old_checkpoint_bytes() -> bytes:
+def old_checkpoint() -> dict:
     """What the March run wrote: feat_dim 32, and no EMA weights (EMA was off then)."""
     old = Classifier(ModelConfig(feat_dim=32, use_ema=False))
-    blob = {
+    return {
         "encoder": old.encoder.state_dict(),
         "head": old.head.state_dict(),
         "meta": {"epoch": 41, "feat_dim": 32},
     }
-    buf = io.BytesIO()
-    torch.save(blob, buf)
-    return buf.getvalue()
 
 
 def read_checkpoint(data: bytes) -> dict:
@@ -108,11 +105,10 @@ def main(argv=None) -> int:
     sanity_forward(model, cfg)
     if os.path.exists(args.checkpoint):
         with open(args.checkpoint, "rb") as f:
-            data = f.read()
+            ckpt = read_checkpoint(f.read())
     else:
         log.info("%s not found; using the embedded copy", args.checkpoint)
-        data = old_checkpoint_bytes()
-    ckpt = read_checkpoint(data)
+        ckpt = old_checkpoint()
     epoch = resume(model, ckpt, cfg)
     print("resuming at epoch %d" % epoch)
     return 0

@@ -86,13 +86,15 @@ pub trait Pass: Sync {
 /// module moves, which would add statements to the wrapper's `__init__`, and before
 /// flattening, which would turn the instance into a function that `torch.jit.script` and
 /// `torch.export` reject; it only shrinks the script, so the rewrites after it work on less),
-/// inlining calls,
-/// moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the instance
+/// inlining calls, writing a function handed over once (to `vmap`, a key, a pool) as a
+/// lambda in place, moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the instance
 /// is bound once), flattening classes instantiated once (whose former methods the next round
 /// inlines), folding the dataclass instances that several records leave (`Line(3, p).net()`)
 /// into the values they were built from, folding
-/// the receivers that inlining binds (`self = tok`, once per call) into their reads, then
-/// propagating the values that inlining and flattening leave bound to names. Then the small,
+/// the receivers that inlining binds (`self = tok`, once per call) into their reads, binding
+/// the arguments of a class's one construction into its `__init__` (a config object passed to
+/// a module that must stay a class, which leaves `self.cfg = Config()`), then propagating the
+/// values that inlining, flattening and binding leave bound to names and attributes. Then the small,
 /// many, cheap removals of definitions, imports, arguments and elements; expression hoisting,
 /// value shrinking and the delta debugging of literals' contents last, because they propose the most candidates and are worth most on
 /// an already small script; blank lines left behind and comments, which count as lines, are
@@ -113,10 +115,12 @@ pub const PASSES: &[&dyn Pass] = &[
     &ArgparseDefaults,
     &UnwrapModules,
     &InlineCalls,
+    &LambdaFunctions,
     &ModuleMoves,
     &FlattenClasses,
     &FoldDataclasses,
     &FoldAliases,
+    &BindArguments,
     &PropagateValues,
     &DeleteDefinitions,
     &DropImports,

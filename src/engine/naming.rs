@@ -12,7 +12,8 @@ use crate::engine::exception::{header_class, looks_like_exception};
 
 /// The lines of `message` (a header's text and every line after it) that name the failure
 /// besides its first line, abstracted: every inner error line (`Class: message` at the start
-/// of a line), and the detail lines right under the first line: the whole block when the
+/// of a line), the first error of a compiler's output (`FILE:LINE:COL: error: …`), and the
+/// detail lines right under the first line: the whole block when the
 /// first line is a header (empty, ending in `:`, or announcing with `!`), else the lines
 /// indented under it. Lines of values (more digits than letters) name nothing.
 pub fn naming_lines(message: &str) -> Vec<String> {
@@ -28,8 +29,14 @@ pub fn naming_lines(message: &str) -> Vec<String> {
     let inner = lines
         .iter()
         .filter(|l| l.indent == 0 && is_error_line(&l.text));
+    // A compiler's output wrapped in the message: its first error names it, the rest follow.
+    let diagnostic = lines.iter().find(|l| is_diagnostic(&l.text));
     let mut out: Vec<String> = Vec::new();
-    for line in detail.chain(inner).filter(|l| names_something(&l.text)) {
+    for line in detail
+        .chain(inner)
+        .chain(diagnostic)
+        .filter(|l| names_something(&l.text))
+    {
         let line = abstracted(&line.text);
         if !out.contains(&line) {
             out.push(line);
@@ -92,6 +99,22 @@ fn prose(message: &str) -> Vec<Prose> {
 /// exception class and a colon.
 fn is_error_line(text: &str) -> bool {
     text.contains(':') && header_class(text).is_some_and(looks_like_exception)
+}
+
+/// `FILE:LINE:COL: error: message`, the shape of a compiler's diagnostic (gcc, clang, nvcc).
+fn is_diagnostic(text: &str) -> bool {
+    let Some((place, _)) = text
+        .split_once(": error: ")
+        .or(text.split_once(": fatal error: "))
+    else {
+        return false;
+    };
+    let mut parts = place.rsplit(':');
+    let numbers = parts
+        .by_ref()
+        .take_while(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        .count();
+    numbers >= 1 && !place.contains(' ')
 }
 
 /// Whether a line has words in it, not only values (`tensor([[0.1234, -0.5678],`).
@@ -308,6 +331,15 @@ mod tests {
     fn a_worker_s_original_traceback_is_named_by_its_inner_error() {
         let message = "Caught KeyError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n  File \"/v/torch/utils/data/_utils/worker.py\", line 349, in _worker_loop\n    data = fetcher.fetch(index)\nKeyError: 'Dog'\n";
         assert_eq!(naming_lines(message), ["KeyError: 'Dog'"]);
+    }
+
+    #[test]
+    fn a_wrapped_compiler_output_is_named_by_its_first_error() {
+        let message = "CppCompileError: C++ compile error\n\nCommand:\ng++ /tmp/x/k.cpp -O3\n\nOutput:\n/tmp/torchinductor_root/nl/cnl.main.cpp: In function 'void kernel()':\n/tmp/torchinductor_root/nl/cnl.main.cpp:93:26: error: conflicting declaration 'auto at_Half_tmp_acc1_vec'\n   93 |   auto at_Half_tmp_acc1_vec = x;\n/tmp/torchinductor_root/nl/cnl.main.cpp:99:1: error: expected ';' before '}' token\n";
+        assert_eq!(
+            naming_lines(message),
+            ["<path>: error: conflicting declaration 'auto at_Half_tmp_acc1_vec'"]
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The generic passes, one per file; each file's doc comment is the pass's manual.
 
 mod argparse_defaults;
+mod bind_arguments;
 mod cpu_float32;
 mod delete_arguments;
 mod delete_definitions;
@@ -17,6 +18,7 @@ mod freeze_values;
 mod hoist_expressions;
 mod inline_calls;
 mod jump_to_crash;
+mod lambda_functions;
 mod module_moves;
 mod propagate_values;
 mod serial_maps;
@@ -31,6 +33,7 @@ mod unwrap_blocks;
 mod unwrap_modules;
 
 pub use argparse_defaults::ArgparseDefaults;
+pub use bind_arguments::BindArguments;
 pub use cpu_float32::CpuFloat32;
 pub use delete_arguments::DeleteArguments;
 pub use delete_definitions::DeleteDefinitions;
@@ -48,6 +51,7 @@ pub use freeze_values::FreezeValues;
 pub use hoist_expressions::HoistExpressions;
 pub use inline_calls::InlineCalls;
 pub use jump_to_crash::JumpToCrash;
+pub use lambda_functions::LambdaFunctions;
 pub use module_moves::ModuleMoves;
 pub use propagate_values::PropagateValues;
 pub use serial_maps::SerialMaps;

@@ -7,10 +7,15 @@
 //!   something or builds a list, dict or set only goes to a single use that runs once, in
 //!   the same function and outside any loop the assignment is not in.
 //! - `self.attr = value` in `__init__`, when the attribute is assigned nowhere else and the
-//!   value is a literal or a module-level name bound once: `self.attr` in the methods of the
-//!   class becomes the value, and the assignment goes when nothing else names the attribute.
-//! - `attr = constant` in the body of a module-level class `C`, when no code sets `.attr`:
-//!   `C.attr` becomes the constant, and the assignment goes when nothing else reads it.
+//!   value is a literal, a module-level name bound once, a tuple of them, or `C()`, an
+//!   instance of a plain config class (a module-level class bound once, undecorated, with no
+//!   base but `object` and no `__init__`, `__new__`, `__getattr__` or `__getattribute__`):
+//!   `self.attr` in the methods of the class becomes the value, and the assignment goes when
+//!   nothing else names the attribute.
+//! - `attr = constant` (a literal, a module-level name bound once, or a tuple of them) in the
+//!   body of a module-level class `C`, when no code sets `.attr`: `C.attr` becomes the
+//!   constant, and so does `C().attr` when `C` is a plain config class as above; the
+//!   assignment goes when nothing else reads it.
 //! - `d = {…}` directly followed by `d[k] = v`: the entry goes into the display.
 //! - `NAME[key]` with a string or integer literal key, when `NAME = {...}` or `[...]` is a
 //!   module-level literal bound once that is only ever read by subscripts, `in`, `len` and
@@ -26,13 +31,31 @@
 //! table["calibration"]             # after
 //! ```
 //!
+//! A config object that bind_arguments moved into a module's `__init__` reaches the code that
+//! reads it in two steps:
+//! ```python
+//! class ExportConfig:                          # before
+//!     min_points = 2
+//! class PointScorer(torch.nn.Module):
+//!     def __init__(self):
+//!         self.cfg = ExportConfig()
+//!     def forward(self, points):
+//!         if points.shape[0] > self.cfg.min_points: ...
+//!
+//!         if points.shape[0] > ExportConfig().min_points: ...   # after the first
+//!         if points.shape[0] > 2: ...                           # after the second
+//! ```
+//!
 //! ## When it cannot apply
 //! A name bound more than once in any way (augmented assignment, `for`, `with`, `del`,
 //! `global`, import, parameter), a dunder name, a class attribute; a use that refers to
 //! another binding (a local of another function); a value that yields, awaits or binds a
 //! name with `:=`, or that reads a name bound more than once or meaning something else
 //! where it would be used; a use inside an f-string when the value holds quotes, braces or
-//! other characters that an f-string's field cannot take.
+//! other characters that an f-string's field cannot take. `C()` as a value, and `C().attr` as
+//! a read, when `C` has an `__init__`, `__new__`, `__getattr__` or `__getattribute__`, a
+//! decorator, a base other than `object` or a metaclass, or is bound more than once; a
+//! class attribute that any code sets through an instance (`c.attr = 3`).
 
 use super::{delete_stmt, first_param, line_of, short};
 use crate::edit::{Candidate, Edit};
@@ -366,7 +389,7 @@ fn propagate_attributes(facts: &Facts) -> Vec<Candidate> {
             }
             let attr = target.attr.as_str();
             let value = &*assign.value;
-            if !is_constant(facts, value) {
+            if !is_constant(facts, value) && !is_plain_instance(facts, value) {
                 continue;
             }
             // Set nowhere else: no other store, `del` or augmented assignment of `.attr`,
@@ -469,9 +492,18 @@ fn propagate_class_constants(facts: &Facts) -> Vec<Candidate> {
             if attributes.iter().any(|a| a.ctx != ast::ExprContext::Load) {
                 continue;
             }
+            let plain = is_plain_class(facts, class);
+            let of_class = |e: &Expr| match e {
+                Expr::Name(n) => n.id.as_str() == name,
+                // `C().attr` of a plain class reads the class attribute.
+                Expr::Call(call) => {
+                    plain && call.arguments.is_empty() && of_class_name(&call.func, name)
+                }
+                _ => false,
+            };
             let reads: Vec<(Option<usize>, Range<usize>)> = attributes
                 .iter()
-                .filter(|a| matches!(&*a.value, Expr::Name(n) if n.id.as_str() == name))
+                .filter(|a| of_class(&a.value))
                 .map(|a| (facts.scopes.innermost_at(span(*a).start), span(*a)))
                 .collect();
             if reads.is_empty() || !facts.value_moves_to(value, &reads) {
@@ -785,9 +817,10 @@ fn in_loop_without(facts: &Facts, at: &Range<usize>, outside: &Range<usize>) -> 
         })
 }
 
-/// A literal, or a name bound once, at module level.
+/// A literal, a name bound once at module level, or a tuple of them.
 fn is_constant(facts: &Facts, value: &Expr) -> bool {
     match value {
+        Expr::Tuple(t) => t.elts.iter().all(|e| is_constant(facts, e)),
         Expr::NumberLiteral(_)
         | Expr::StringLiteral(_)
         | Expr::BytesLiteral(_)
@@ -809,6 +842,51 @@ fn is_constant(facts: &Facts, value: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `expr` is the name `name`.
+fn of_class_name(expr: &Expr, name: &str) -> bool {
+    matches!(expr, Expr::Name(n) if n.id.as_str() == name)
+}
+
+/// `C()`, an instance of a plain module-level class (see [`is_plain_class`]).
+fn is_plain_instance(facts: &Facts, value: &Expr) -> bool {
+    let Expr::Call(call) = value else {
+        return false;
+    };
+    let Expr::Name(callee) = &*call.func else {
+        return false;
+    };
+    call.arguments.is_empty()
+        && facts.script.body().iter().any(|s| {
+            matches!(s, Stmt::ClassDef(c)
+                if c.name.as_str() == callee.id.as_str() && is_plain_class(facts, c))
+        })
+}
+
+/// Whether `class` is a plain module-level class whose instances read its class attributes:
+/// bound once, undecorated, with no base but `object`, and no `__init__`, `__new__`,
+/// `__getattr__` or `__getattribute__` of its own (a config class: `class Config: size = 2`).
+fn is_plain_class(facts: &Facts, class: &ast::StmtClassDef) -> bool {
+    let bases_plain = class
+        .arguments
+        .as_ref()
+        .is_none_or(|a| a.keywords.is_empty() && a.args.iter().all(|b| of_class_name(b, "object")));
+    let Some(scope) = facts.scopes.scope_at(&span(class)) else {
+        return false;
+    };
+    let special = facts.scopes.occurrences.iter().any(|o| {
+        o.binds
+            && o.scope == Some(scope)
+            && matches!(
+                o.name,
+                "__init__" | "__new__" | "__getattr__" | "__getattribute__"
+            )
+    });
+    facts.bound(class.name.as_str()) == 1
+        && class.decorator_list.is_empty()
+        && bases_plain
+        && !special
 }
 
 /// Whether `f` is called with its instance first: not a static or class method.
@@ -906,6 +984,55 @@ mod tests {
             texts,
             ["f({True: 1}[1])\n"],
             "the only candidate is the name's"
+        );
+    }
+
+    #[test]
+    fn an_instance_of_a_plain_config_class_goes_to_the_reads_of_its_attribute() {
+        let text = "class C:\n    n = 2\nclass M:\n    def __init__(self):\n        self.cfg = C()\n    def f(self):\n        return self.cfg.n\n";
+        let texts = results(text);
+        assert!(
+            texts.contains(&"class C:\n    n = 2\nclass M:\n    def __init__(self):\n        pass\n    def f(self):\n        return C().n\n".to_string()),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn an_instance_of_a_class_with_an_init_or_getattr_stays_on_self() {
+        for special in ["__init__(self)", "__getattr__(self, k)"] {
+            let text = format!(
+                "class C:\n    def {special}:\n        pass\nclass M:\n    def __init__(self):\n        self.cfg = C()\n    def f(self):\n        return self.cfg\n"
+            );
+            assert!(
+                results(&text).iter().all(|t| t.contains("self.cfg = C()")),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_class_attribute_read_through_an_instance_becomes_its_value() {
+        assert_eq!(
+            results("class C:\n    n = 2\nf(C().n, C.n)\n"),
+            ["class C:\n    pass\nf(2, 2)\n"]
+        );
+        assert_eq!(
+            results("class C:\n    n = (1, 2)\nf(C().n)\n"),
+            ["class C:\n    pass\nf((1, 2))\n"]
+        );
+    }
+
+    #[test]
+    fn a_class_attribute_is_not_read_through_an_instance_that_may_differ() {
+        // An instance attribute of that name, a class that makes its instances.
+        let texts = results("class C:\n    n = 2\nc = C()\nc.n = 3\nf(C().n)\n");
+        assert!(texts.iter().all(|t| t.contains("f(C().n)")), "{texts:?}");
+        let texts = results(
+            "class C:\n    n = 2\n    def __getattr__(self, k):\n        pass\nf(C().n, C.n)\n",
+        );
+        assert_eq!(
+            texts,
+            ["class C:\n    n = 2\n    def __getattr__(self, k):\n        pass\nf(C().n, 2)\n"]
         );
     }
 

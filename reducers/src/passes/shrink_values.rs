@@ -2,21 +2,21 @@
 //! character.
 //!
 //! ## What it removes
-//! Size that a value does not need: an integer `n` above 1 becomes `1`, `n / 2` or `0` (so
-//! `range(100)` gets to `range(1)` by halving), a float above 1 in size becomes `1.0` or `0.0`
-//! and one below it `0.0` (a tolerance of `1e-5` never becomes `1.0`), a string becomes its
-//! first half, its second half or empty — and, round after round, the part the failure needs.
+//! Size that a value does not need: an integer `n` above 1 becomes `1` or `n / 2` (so
+//! `range(100)` gets to `range(1)` by halving), a float above 1 in size becomes `1.0` and one
+//! below it `0.0` (a tolerance of `1e-5` never becomes `1.0`), a string becomes its first half
+//! or its second half — and, round after round, the part the failure needs.
 //! The name of a module-level function or class used as a value rather than called (a dict
 //! key, an argument) becomes `0`, so that its definition can go. `bool(x)` becomes `True` or
 //! `False`.
 //!
-//! A size goes to 1 before 0. A count of 0, an empty string or an empty display changes which
-//! code runs (a loop that never runs, an empty tensor's kernel), so a failure that survives it
-//! is often another bug that merely ends the same way: `torch.tensor([[1.0]])` must not drift
-//! to `torch.tensor([[]])`. The candidates of one value come in that order and the first that
-//! holds wins, so a value becomes `0` or `''` only where neither `1` nor a half keeps the
-//! failure; a `1`, a one-character string and a display are never emptied
-//! (`delete_elements` takes a display down to one element).
+//! A size goes to 1, never on to 0: an integer is never made `0`, a float above 1 only `1.0`,
+//! a string never empty, a display never emptied (`delete_elements` takes it down to one
+//! element). A count of 0, an empty string or an empty display changes which code runs (a
+//! loop that never runs, an empty tensor's kernel), so a failure that survives it is often
+//! another bug that merely ends the same way: `torch.tensor([[1.0]])` must not drift to
+//! `torch.tensor([[]])`, nor a size mismatch between `Linear(1, 2)` and `Linear(1, 1)` to one
+//! with `Linear(1, 0)`. Halving stops at 2, then 1: a failure that needs 0 had it already.
 //!
 //! ## Example
 //! ```python
@@ -96,15 +96,14 @@ impl Pass for ShrinkValues {
                 Expr::NumberLiteral(n) => match &n.value {
                     ast::Number::Int(i) => match i.as_u64() {
                         Some(0 | 1) => Vec::new(),
-                        // A size goes to 1 before 0 (an empty loop, an empty tensor): the
-                        // first candidate that holds wins, so 0 only where neither 1 nor the
-                        // half does. `1` and `v / 2` coincide for 2 and 3; `dedup` drops it.
-                        Some(v) => vec!["1".into(), (v / 2).to_string(), "0".into()],
-                        None => vec!["1".into(), "0".into()],
+                        // A size goes to 1, never on to 0 (an empty loop, an empty tensor).
+                        // `1` and `v / 2` coincide for 2 and 3; `dedup` drops the repeat.
+                        Some(v) => vec!["1".into(), (v / 2).to_string()],
+                        None => vec!["1".into()],
                     },
                     // Only ever smaller: a float above 1 goes to `1.0` as a size goes to 1,
                     // and a tolerance of `1e-5` may become `0.0`, never `1.0`.
-                    ast::Number::Float(f) if f.abs() > 1.0 => vec!["1.0".into(), "0.0".into()],
+                    ast::Number::Float(f) if f.abs() > 1.0 => vec!["1.0".into()],
                     ast::Number::Float(f) if *f != 0.0 && f.abs() < 1.0 => vec!["0.0".into()],
                     _ => Vec::new(),
                 },
@@ -144,8 +143,7 @@ impl Pass for ShrinkValues {
                     .collect(),
             );
         }
-        // Largest values first, each value's candidates in their own order: `0` and `''`
-        // remove the most, but come after `1` and the halves.
+        // Largest values first, each value's candidates in their own order.
         groups.sort_by_key(|g| std::cmp::Reverse(g.iter().map(removed).max()));
         groups.into_iter().flatten().collect()
     }
@@ -178,10 +176,6 @@ fn shorter_strings(literal: &str) -> Vec<String> {
             out.push(format!("{prefix}{quote}{half}{quote}"));
         }
     }
-    // Empty only after both halves, as 0 comes after 1.
-    if !out.is_empty() {
-        out.push(format!("{prefix}{quote}{quote}"));
-    }
     out
 }
 
@@ -202,10 +196,10 @@ mod tests {
 
     #[test]
     fn strings_shrink_to_halves_keeping_prefix_and_quotes() {
-        assert_eq!(shorter_strings("'abcd'"), ["'ab'", "'cd'", "''"]);
+        assert_eq!(shorter_strings("'abcd'"), ["'ab'", "'cd'"]);
         assert_eq!(
             shorter_strings("r\"\"\"xy\"\"\""),
-            ["r\"\"\"x\"\"\"", "r\"\"\"y\"\"\"", "r\"\"\"\"\"\""]
+            ["r\"\"\"x\"\"\"", "r\"\"\"y\"\"\""]
         );
         assert!(shorter_strings("''").is_empty());
     }
@@ -217,15 +211,12 @@ mod tests {
     }
 
     #[test]
-    fn a_size_is_tried_at_one_before_zero() {
+    fn a_size_goes_to_one_and_never_on_to_zero() {
         let texts = candidate_texts(&ShrinkValues, "range(64)\n");
-        assert_eq!(texts, ["range(1)\n", "range(32)\n", "range(0)\n"]);
-        assert_eq!(
-            candidate_texts(&ShrinkValues, "range(3)\n"),
-            ["range(1)\n", "range(0)\n"]
-        );
+        assert_eq!(texts, ["range(1)\n", "range(32)\n"]);
+        assert_eq!(candidate_texts(&ShrinkValues, "range(3)\n"), ["range(1)\n"]);
         let huge = candidate_texts(&ShrinkValues, "range(123456789012345678901234567890)\n");
-        assert_eq!(huge, ["range(1)\n", "range(0)\n"]);
+        assert_eq!(huge, ["range(1)\n"]);
     }
 
     #[test]
@@ -235,10 +226,7 @@ mod tests {
 
     #[test]
     fn a_float_above_one_becomes_one_and_a_tolerance_zero() {
-        assert_eq!(
-            candidate_texts(&ShrinkValues, "f(2.5)\n"),
-            ["f(1.0)\n", "f(0.0)\n"]
-        );
+        assert_eq!(candidate_texts(&ShrinkValues, "f(2.5)\n"), ["f(1.0)\n"]);
         assert_eq!(candidate_texts(&ShrinkValues, "f(1e-5)\n"), ["f(0.0)\n"]);
         assert!(candidate_texts(&ShrinkValues, "f(1.0, 0.0)\n").is_empty());
     }

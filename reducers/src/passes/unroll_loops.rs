@@ -22,10 +22,13 @@
 //!
 //! A comprehension with one `for` and no `if` over a literal list, tuple or set of at most
 //! eight elements (or `for a, b in` over `zip` of such literals, or over a literal of pairs)
-//! becomes the display of its element for each of them, a generator a tuple:
-//! `sum(line.gross() for line in [a, b])` → `sum((a.gross(), b.gross()))`, so that each
+//! becomes the display of its element for each of them, a generator a tuple, a dict
+//! comprehension a dict display: `sum(line.gross() for line in [a, b])` →
+//! `sum((a.gross(), b.gross()))`, `{k: f(k) for k in ["a"]}` → `{"a": f("a")}`, so that each
 //! element meets the code that reads it. The element must read the variable once, or every
-//! item be a literal or a name (an item is never computed twice).
+//! item be a literal or a name (an item is never computed twice). Over a display of one
+//! element this is the display of one: `[torch.nn.ModuleList() for ch in (1,)]` (a config's
+//! one channel, propagated) becomes `[torch.nn.ModuleList()]`.
 //!
 //! ## When it cannot apply
 //! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop;
@@ -112,10 +115,17 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
     let text = script.text();
     let mut out = Vec::new();
     for expr in crate::python::all_exprs(script.body()) {
-        let (elt, generators, open, close) = match expr {
-            Expr::ListComp(c) => (&*c.elt, &c.generators, "[", "]"),
-            Expr::SetComp(c) => (&*c.elt, &c.generators, "{", "}"),
-            Expr::Generator(c) => (&*c.elt, &c.generators, "(", ")"),
+        // The element's parts (a dict's key and value), and where its code lies.
+        let (elt, generators, open, close): (Vec<&Expr>, _, _, _) = match expr {
+            Expr::ListComp(c) => (vec![&*c.elt], &c.generators, "[", "]"),
+            Expr::SetComp(c) => (vec![&*c.elt], &c.generators, "{", "}"),
+            Expr::Generator(c) => (vec![&*c.elt], &c.generators, "(", ")"),
+            Expr::DictComp(c) => {
+                let Some(key) = c.key.as_deref() else {
+                    continue;
+                };
+                (vec![key, &*c.value], &c.generators, "{", "}")
+            }
             _ => continue,
         };
         let [generator] = generators.as_slice() else {
@@ -130,7 +140,10 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         if items.is_empty() || items.len() > MAX_UNROLLED {
             continue;
         }
-        let inner = crate::python::exprs_of(elt);
+        let inner: Vec<&Expr> = elt
+            .iter()
+            .flat_map(|e| crate::python::exprs_of(e))
+            .collect();
         if inner.iter().any(|e| {
             matches!(
                 e,
@@ -160,7 +173,7 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         if (0..names.len()).any(|i| reads[i].len() > 1 && !items.iter().all(|row| simple(row[i]))) {
             continue;
         }
-        let elt_range = span(elt);
+        let elt_range = span(elt[0]).start..span(elt[elt.len() - 1]).end;
         let mut unrolled = Vec::new();
         for row in &items {
             let mut edits = Vec::new();
@@ -379,6 +392,24 @@ mod tests {
                 "b = 2\ncheck(b)\n"
             ]
         );
+    }
+
+    #[test]
+    fn a_comprehension_over_one_element_becomes_a_display_of_one() {
+        let texts = candidate_texts(&UnrollLoops, "b = [\n    M()\n    for ch in (1,)\n]\n");
+        assert_eq!(texts, ["b = [M()]\n"]);
+        let texts = candidate_texts(&UnrollLoops, "b = [f(x) for x in [a]]\n");
+        assert_eq!(texts, ["b = [f(a)]\n"]);
+        let texts = candidate_texts(&UnrollLoops, "s = sum(x for x in (a,))\n");
+        assert_eq!(texts, ["s = sum((a,))\n"]);
+    }
+
+    #[test]
+    fn a_dict_comprehension_over_a_display_becomes_a_dict_display() {
+        let texts = candidate_texts(&UnrollLoops, "d = {k: f(k) for k in ['a', 'b']}\n");
+        assert_eq!(texts, ["d = {'a': f('a'), 'b': f('b')}\n"]);
+        let texts = candidate_texts(&UnrollLoops, "d = {k: v for k, v in [(a, 1)]}\n");
+        assert_eq!(texts, ["d = {a: 1}\n"]);
     }
 
     #[test]

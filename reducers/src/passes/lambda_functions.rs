@@ -1,0 +1,172 @@
+//! A function handed over once becomes a lambda.
+//!
+//! ## What it removes
+//! A module-level function of one statement (`return e`, or the expression `e` alone) whose
+//! name is read once, as an argument of a call at module level rather than called, is
+//! written in place as `lambda PARAMETERS: e` and its `def` goes: what a person writes for
+//! the function a transform (`vmap`, `grad`, `sorted`'s key, a pool's `map`) calls back.
+//! `inline_calls` inlines a function that is called; this pass takes the one that is handed
+//! over. The lambda returns the value of an expression statement, where the function
+//! returned `None`: the oracle judges whether the failure cares.
+//!
+//! ## Example
+//! ```python
+//! def one(loss):                       # before
+//!     torch.autograd.grad(loss, params)
+//! torch.vmap(one)(losses)
+//!
+//! torch.vmap(lambda loss: torch.autograd.grad(loss, params))(losses)   # after
+//! ```
+//!
+//! ## When it cannot apply
+//! A function that is decorated, `async`, has annotations, more than one statement (a
+//! docstring counts), a statement other than `return e` or an expression, or that yields or
+//! awaits; a name defined or read more than once, or read anywhere but as an argument of a
+//! call in module-level code (a nested scope could see other names).
+
+use super::{delete_stmt, line_of, short};
+use crate::edit::{Candidate, Edit};
+use crate::pass::Pass;
+use crate::python::{Expr, Script, Stmt, all_exprs, ast, span};
+
+pub struct LambdaFunctions;
+
+impl Pass for LambdaFunctions {
+    fn name(&self) -> &'static str {
+        "lambda_functions"
+    }
+
+    fn candidates(&self, script: &Script) -> Vec<Candidate> {
+        let body = script.body();
+        let mut out = Vec::new();
+        for (i, stmt) in body.iter().enumerate() {
+            let Stmt::FunctionDef(f) = stmt else {
+                continue;
+            };
+            let Some(lambda) = as_lambda(script, f) else {
+                continue;
+            };
+            let Some(read) = handed_over_once(script, f.name.as_str()) else {
+                continue;
+            };
+            out.push(Candidate::new(
+                format!(
+                    "write `{}` as `{}` at line {}",
+                    f.name,
+                    short(&lambda),
+                    line_of(script.text(), read.start)
+                ),
+                vec![
+                    Edit::replace(read, lambda),
+                    delete_stmt(script, body, i, true),
+                ],
+            ));
+        }
+        out
+    }
+}
+
+/// `lambda PARAMETERS: e` for a function of one statement `return e` or `e`.
+fn as_lambda(script: &Script, f: &ast::StmtFunctionDef) -> Option<String> {
+    let params = &f.parameters;
+    let annotated = params.iter().any(|p| p.annotation().is_some()) || f.returns.is_some();
+    if f.is_async || !f.decorator_list.is_empty() || annotated || f.type_params.is_some() {
+        return None;
+    }
+    let value = match &f.body[..] {
+        [Stmt::Return(ast::StmtReturn { value: Some(v), .. })] => v,
+        [Stmt::Expr(e)] => &e.value,
+        _ => return None,
+    };
+    let code = script.slice(&**value);
+    let awaits = all_exprs(&f.body)
+        .iter()
+        .any(|e| matches!(e, Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_)));
+    if awaits || code.contains('\n') {
+        return None;
+    }
+    let signature = script.slice(&**params);
+    let inside = signature
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))?
+        .trim();
+    Some(match inside {
+        "" => format!("lambda: {code}"),
+        _ => format!("lambda {inside}: {code}"),
+    })
+}
+
+/// Where `name` is read, when that is its one read besides its `def`, and the read is an
+/// argument of a call in module-level code.
+fn handed_over_once(script: &Script, name: &str) -> Option<std::ops::Range<usize>> {
+    let named = |e: &&Expr| matches!(e, Expr::Name(n) if n.id.as_str() == name);
+    let reads = all_exprs(script.body()).into_iter().filter(named).count();
+    let defined = script
+        .body()
+        .iter()
+        .filter(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == name))
+        .count();
+    if reads != 1 || defined != 1 {
+        return None;
+    }
+    let module_level: Vec<&Stmt> = script
+        .body()
+        .iter()
+        .filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+        .collect();
+    for stmt in module_level {
+        for expr in all_exprs(std::slice::from_ref(stmt)) {
+            let Expr::Call(call) = expr else { continue };
+            let arguments = call
+                .arguments
+                .args
+                .iter()
+                .chain(call.arguments.keywords.iter().map(|k| &k.value));
+            if let Some(arg) = arguments.into_iter().find(named) {
+                return Some(span(arg));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::candidate_texts;
+
+    #[test]
+    fn a_function_handed_to_a_transform_becomes_a_lambda() {
+        let text = "import torch\ndef one(loss):\n    torch.autograd.grad(loss, params)\n\ntorch.vmap(one)(losses)\n";
+        assert_eq!(
+            candidate_texts(&LambdaFunctions, text),
+            [
+                "import torch\n\ntorch.vmap(lambda loss: torch.autograd.grad(loss, params))(losses)\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_returned_value_and_a_keyword_argument_and_defaults_are_kept() {
+        let text = "def by(x, k=1):\n    return x[k]\nsorted(rows, key=by)\n";
+        assert_eq!(
+            candidate_texts(&LambdaFunctions, text),
+            ["sorted(rows, key=lambda x, k=1: x[k])\n"]
+        );
+    }
+
+    #[test]
+    fn functions_called_read_twice_or_of_several_statements_stay() {
+        for text in [
+            "def f(x):\n    return x\nf(1)\n",
+            "def f(x):\n    return x\nmap(f, a)\nmap(f, b)\n",
+            "def f(x):\n    y = x\n    return y\nmap(f, a)\n",
+            "def f(x: int):\n    return x\nmap(f, a)\n",
+            "@wraps\ndef f(x):\n    return x\nmap(f, a)\n",
+            "def f(x):\n    return x\ndef g():\n    map(f, a)\n",
+            "def f(x):\n    yield x\nmap(f, a)\n",
+        ] {
+            assert!(candidate_texts(&LambdaFunctions, text).is_empty(), "{text}");
+        }
+    }
+}
