@@ -72,6 +72,10 @@ fn every_hand_written_torch_repro_fails_the_same_way_in_its_hand_bound() {
         let lines = hand.lines().filter(|l| !l.trim().is_empty()).count();
         assert_eq!(lines, case.spec.hand_bound, "{}: hand.py", case.name);
         assert!(case.spec.hand_bound < case.spec.bound, "{}", case.name);
+        if case.spec.derive {
+            // Judged by the signature derived from its repro, in the test of derived cases.
+            continue;
+        }
         let sig = Signature::parse(&case.spec.signature).unwrap();
         assert!(
             reproduces(&hand, &python, &sig, 3),
