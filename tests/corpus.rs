@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use scrub::corpus;
+use scrub::corpus::{self, Case};
 use scrub::engine::verdict::Signature;
 
 #[test]
@@ -34,16 +34,14 @@ fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_boun
 #[test]
 fn a_derived_pure_case_takes_its_hand_version_and_refuses_its_near_miss() {
     let cases = corpus::load(&repo_root().join("corpus")).unwrap();
-    let derived: Vec<_> = cases
+    let derived: Vec<&Case> = cases
         .iter()
         .filter(|c| c.spec.derive && c.spec.needs.is_empty())
         .collect();
     assert!(!derived.is_empty(), "no pure case is reduced without --sig");
-    for case in derived {
-        if let Some(why) = Derived::of(case, Path::new(&python())).misjudged(case) {
-            panic!("{}: {why}", case.name);
-        }
-    }
+    let workers = warm_workers(Path::new(&python()), &derived[0].script());
+    let wrong = misjudged(&derived, &workers);
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]

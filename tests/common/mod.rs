@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use scrub::corpus::Case;
 use scrub::engine::process::{Outcome, RunSpec, run_script};
 use scrub::engine::verdict::{Anchor, Signature, Verdict};
+use scrub::engine::workers::Workers;
 
 pub fn scrub() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scrub"));
@@ -232,56 +233,80 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
     })
 }
 
-/// The signature and anchor that scrub derives from a cold run of a case's repro.
+/// Workers for checking many corpus scripts: forked, two at a time, from a zygote that has
+/// imported what `warm_on` imports (a torch script's import is paid once, not per script).
+pub fn warm_workers(python: &Path, warm_on: &Path) -> Workers {
+    let mut workers = Workers::new(python.to_path_buf(), Duration::from_secs(120), 2, vec![]);
+    workers.warm = Some(warm_on.to_path_buf());
+    workers
+}
+
+/// The signature and anchor that scrub derives from a run of a case's repro.
 pub struct Derived {
     pub sig: Signature,
     anchor: Anchor,
-    python: PathBuf,
 }
 
 impl Derived {
-    pub fn of(case: &Case, python: &Path) -> Derived {
-        let repro = std::fs::read_to_string(case.script()).unwrap();
-        let original = run_script(&repro, &spec(python)).unwrap();
-        let sig = Signature::derive(&original)
-            .unwrap_or_else(|| panic!("{}: the repro did not fail", case.name));
-        Derived {
-            sig,
-            anchor: Anchor::of(&repro, &original, false),
-            python: python.to_path_buf(),
-        }
+    pub fn of(repro: &str, original: &Outcome) -> Option<Derived> {
+        Some(Derived {
+            sig: Signature::derive(original)?,
+            anchor: Anchor::of(repro, original, false),
+        })
     }
 
-    /// A cold run of `text`, judged: `Ok(true)` the same failure, `Ok(false)` a near miss (the
+    /// A run of `text`, judged: `Ok(true)` the same failure, `Ok(false)` a near miss (the
     /// same class, another bug), `Err` with its stderr for any other end.
-    pub fn judge(&self, text: &str) -> Result<bool, String> {
-        let out = run_script(text, &spec(&self.python)).unwrap();
-        match self.sig.judge(&out) {
-            Verdict::Same => Ok(self.anchor.moved(text, &out).is_none()),
+    pub fn judge(&self, text: &str, out: &Outcome) -> Result<bool, String> {
+        match self.sig.judge(out) {
+            Verdict::Same => Ok(self.anchor.moved(text, out).is_none()),
             Verdict::NearMiss(_) => Ok(false),
-            Verdict::Other => Err(out.stderr),
+            Verdict::Other => Err(out.stderr.clone()),
         }
     }
+}
 
-    /// Why the case's `near.py` (the same class and first line, another bug) is not refused
-    /// as a near miss, or its `hand.py` not taken for the same failure; `None` when both are
-    /// judged as they should.
-    pub fn misjudged(&self, case: &Case) -> Option<String> {
-        let read = |name: &str| {
-            std::fs::read_to_string(case.dir.join(name))
-                .unwrap_or_else(|e| panic!("{}: {name}: {e}", case.name))
+/// For every derived case in `cases`, why its `near.py` (the same class and first line,
+/// another bug) is not refused as a near miss by the signature and anchor derived from its
+/// repro, or its `hand.py` not taken for the same failure: one line each, none when all are
+/// judged as they should. Every script runs on `workers`.
+pub fn misjudged(cases: &[&Case], workers: &Workers) -> Vec<String> {
+    let read = |case: &Case, name: &str| {
+        std::fs::read_to_string(case.dir.join(name))
+            .unwrap_or_else(|e| panic!("{}: {name}: {e}", case.name))
+    };
+    let texts: Vec<[String; 3]> = cases
+        .iter()
+        .map(|c| [read(c, "repro.py"), read(c, "near.py"), read(c, "hand.py")])
+        .collect();
+    let all: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+    let outcomes: Vec<Outcome> = workers
+        .run_all(&all)
+        .into_iter()
+        .map(|o| o.expect("a corpus script runs"))
+        .collect();
+    let mut out = Vec::new();
+    for ((case, [repro, near, hand]), runs) in cases.iter().zip(&texts).zip(outcomes.chunks(3)) {
+        let Some(derived) = Derived::of(repro, &runs[0]) else {
+            out.push(format!("{}: the repro did not fail", case.name));
+            continue;
         };
-        match self.judge(&read("near.py")) {
+        let sig = &derived.sig;
+        match derived.judge(near, &runs[1]) {
             Ok(false) => {}
-            Ok(true) => return Some(format!("near.py was taken for {}", self.sig)),
-            Err(stderr) => return Some(format!("near.py is not even a near miss:\n{stderr}")),
+            Ok(true) => out.push(format!("{}: near.py was taken for {sig}", case.name)),
+            Err(e) => out.push(format!(
+                "{}: near.py is not even a near miss:\n{e}",
+                case.name
+            )),
         }
-        match self.judge(&read("hand.py")) {
-            Ok(true) => None,
-            Ok(false) => Some(format!("hand.py is a near miss of {}", self.sig)),
-            Err(stderr) => Some(format!("hand.py does not fail so:\n{stderr}")),
+        match derived.judge(hand, &runs[2]) {
+            Ok(true) => {}
+            Ok(false) => out.push(format!("{}: hand.py is a near miss of {sig}", case.name)),
+            Err(e) => out.push(format!("{}: hand.py does not fail so:\n{e}", case.name)),
         }
     }
+    out
 }
 
 fn spec(python: &Path) -> RunSpec<'_> {
