@@ -63,12 +63,18 @@ struct Prose {
 
 /// The lines of `message` after its first, without tracebacks (a `Traceback … (most recent
 /// call last):` line and what is indented under it), frames (`File "…", line N`) with their
-/// code excerpts, and `<--- HERE` or `~~~^^^` markers. Blank lines stay, empty: they end a
-/// block (and a code excerpt).
+/// code excerpts, code excerpts that a line ending in `:` introduces and a `<--- HERE` or
+/// `~~~^^^` marker closes (TorchScript quotes the source so; the line of each excerpt after
+/// the first says how the code got there, and goes too), and the markers. Blank lines
+/// stay, empty: they end a block (and a code excerpt).
 fn prose(message: &str) -> Vec<Prose> {
     let mut out = Vec::new();
     // Lines indented deeper than this belong to the frame or traceback above them.
     let mut under: Option<usize> = None;
+    // Where a code excerpt would start: after the block's first line ending in `:` since the
+    // last marker.
+    let mut excerpt: Option<usize> = None;
+    let mut excerpts = 0;
     for line in message.lines().skip(1) {
         let text = line.trim();
         let indent = line.len() - line.trim_start().len();
@@ -85,11 +91,24 @@ fn prose(message: &str) -> Vec<Prose> {
         }
         let marker = text.contains("<--- HERE")
             || (!text.is_empty() && text.chars().all(|c| matches!(c, '~' | '^' | ' ')));
-        if !marker {
-            out.push(Prose {
-                indent,
-                text: text.to_string(),
-            });
+        if marker {
+            if let Some(at) = excerpt.take() {
+                // The first excerpt's line names the failure; a later one's says how the
+                // code got there (`… is being compiled since it was called from …:`).
+                out.truncate(if excerpts == 0 { at } else { at - 1 });
+                excerpts += 1;
+            }
+            continue;
+        }
+        if text.is_empty() {
+            excerpt = None;
+        }
+        out.push(Prose {
+            indent,
+            text: text.to_string(),
+        });
+        if excerpt.is_none() && text.ends_with(':') {
+            excerpt = Some(out.len());
         }
     }
     out
@@ -288,6 +307,15 @@ mod tests {
         assert_eq!(
             naming_lines(message),
             ["Module 'M' has no attribute 'blocks' (failed to convert Python type: 'list'):"]
+        );
+    }
+
+    #[test]
+    fn source_quoted_without_a_frame_line_is_no_part_of_the_name() {
+        let message = "\n'Tensor (inferred)' object has no attribute or method 'offsets'.:\ndef segment_boundaries(x):\n    # returns the cumulative offsets\n    return x.offsets()\n           ~~~~~~~~~ <--- HERE\n'segment_boundaries' is being compiled since it was called from 'pool':\ndef pool(x):\n    return segment_boundaries(x)\n           ~~~~~~~~~~~~~~~~~~ <--- HERE\n";
+        assert_eq!(
+            naming_lines(message),
+            ["'Tensor (inferred)' object has no attribute or method 'offsets'.:"]
         );
     }
 
