@@ -178,6 +178,13 @@ fn abstract_word(word: &str) -> String {
             let ident: String = chars[start..i].iter().collect();
             out.push_str(ungenerated(&ident));
         } else if c.is_ascii_digit() {
+            // A sign belongs to the number: values change sign when their inputs shrink.
+            if out.ends_with('-')
+                && !out[..out.len() - 1]
+                    .ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ')')
+            {
+                out.pop();
+            }
             i = end_of_number(&chars, i);
             // A shape written `4x3x8` is one value.
             while chars.get(i) == Some(&'x') && chars.get(i + 1).is_some_and(char::is_ascii_digit) {
@@ -209,7 +216,12 @@ fn end_of_number(chars: &[char], at: usize) -> usize {
         }
     };
     digits(&mut i);
-    if chars.get(i) == Some(&'.') && chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+    // `0.5`, and `1.` as a tensor prints it (not `1.x`: an attribute or a version).
+    let next_is_digit = chars.get(i + 1).is_some_and(char::is_ascii_digit);
+    let next_is_name = chars
+        .get(i + 1)
+        .is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '.');
+    if chars.get(i) == Some(&'.') && (next_is_digit || !next_is_name) {
         i += 1;
         digits(&mut i);
     }
@@ -278,6 +290,11 @@ mod tests {
             "No such file or directory: '<path>'"
         );
         assert_eq!(abstracted("Eq(s0, 4) for [2, 8, 8]"), "Eq(s, #) for [#]");
+        assert_eq!(
+            abstracted("got tensor([1., -0.5000]) and -3 at size 3."),
+            "got tensor([#]) and # at size #"
+        );
+        assert_eq!(abstracted("x-1 and v1.2.x"), "x-# and v.#.x");
     }
 
     #[test]

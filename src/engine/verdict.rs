@@ -28,6 +28,10 @@ pub enum Signature {
 /// empty for a `--sig`, which says itself what it keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Names {
+    /// The whole first line, abstracted, which a candidate's must equal: the substring alone
+    /// may leave out the names it quotes (`Could not run 'aten::foo' with arguments from the
+    /// 'CPU' backend…`, whose longest stable run holds neither). `None` when it is empty.
+    pub first: Option<String>,
     /// The message's later lines that name it (inner errors, detail lines), abstracted.
     pub lines: Vec<String>,
     /// The exception it was raised `from`: its class, and its first line and naming lines,
@@ -38,7 +42,9 @@ pub struct Names {
 impl Names {
     /// The names of a final exception in `stderr`.
     fn of(exc: &FinalException, stderr: &str) -> Names {
+        let first = abstracted(exc.message.lines().next().unwrap_or(""));
         Names {
+            first: (!first.is_empty()).then_some(first),
             lines: naming_lines(&exc.message),
             cause: cause(stderr).map(|c| {
                 let first = abstracted(c.message.lines().next().unwrap_or(""));
@@ -52,6 +58,16 @@ impl Names {
     /// What a failure that matched the class and first line lacks of these names: `None`
     /// when it shows every one.
     fn missing(&self, exc: &FinalException, stderr: &str) -> Option<String> {
+        if let Some(first) = &self.first {
+            let got = abstracted(exc.message.lines().next().unwrap_or(""));
+            if got != *first {
+                return Some(format!(
+                    "{:?} where the original had {:?}",
+                    short(&got),
+                    short(first)
+                ));
+            }
+        }
         let shown = shown_lines(&exc.message);
         if let Some(line) = self.lines.iter().find(|l| !shown.contains(l)) {
             let instead = naming_lines(&exc.message)
@@ -73,16 +89,19 @@ impl Names {
         if !class_matches(class, &got.class) || lines.iter().any(|l| !shown.contains(l)) {
             return Some(format!(
                 "raised from {}, not from {class}: {}",
-                got.class, lines[0]
+                got.class,
+                short(&lines[0])
             ));
         }
         None
     }
 
-    /// One line each, for the run log, `--json` and the issue comment: `with: …` for a
-    /// naming line, `cause: …` for the cause.
+    /// One line each, for the run log, `--json` and the issue comment: `first line: …` for
+    /// the whole first line, `with: …` for a naming line, `cause: …` for the cause.
     pub fn describe(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.lines.iter().map(|l| format!("with: {l}")).collect();
+        let first = self.first.iter().map(|l| format!("first line: {l}"));
+        let with = self.lines.iter().map(|l| format!("with: {l}"));
+        let mut out: Vec<String> = first.chain(with).collect();
         if let Some((class, lines)) = &self.cause {
             out.push(format!("cause: {class}: {}", lines.join(" / ")));
         }
@@ -220,7 +239,17 @@ impl Signature {
     /// [`Names::describe`]); empty for a `--sig`.
     pub fn names(&self) -> Vec<String> {
         match self {
-            Signature::Exception { names, .. } => names.describe(),
+            Signature::Exception {
+                names, substring, ..
+            } => {
+                // The first line goes without saying when the substring is all of it.
+                let whole = names.first.is_some() && names.first == *substring;
+                names
+                    .describe()
+                    .into_iter()
+                    .skip(usize::from(whole))
+                    .collect()
+            }
             _ => Vec::new(),
         }
     }
