@@ -97,7 +97,7 @@ pub fn callbacks(stderr: &str, methods: &[String]) -> Vec<String> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for at in (0..lines.len()).filter(|&i| lines[i].trim_start() == TRACEBACK) {
+    for at in traceback_starts(&lines) {
         let (frames, _) = traceback_at(&lines, at);
         let mut entry: Option<usize> = None;
         for (i, (file, function)) in frames.iter().enumerate() {
@@ -126,8 +126,8 @@ pub fn callbacks(stderr: &str, methods: &[String]) -> Vec<String> {
 pub fn library_frames(stderr: &str) -> Vec<String> {
     let lines: Vec<&str> = stderr.lines().collect();
     let script = script_file(&lines);
-    (0..lines.len())
-        .filter(|&i| lines[i].trim_start() == TRACEBACK)
+    traceback_starts(&lines)
+        .into_iter()
         .flat_map(|at| traceback_at(&lines, at).0)
         .filter(|(file, _)| Some(*file) != script)
         .map(|(file, function)| format!("{}:{function}", relative(file)))
@@ -136,8 +136,15 @@ pub fn library_frames(stderr: &str) -> Vec<String> {
 
 /// The script's file: the outermost frame of the last traceback.
 fn script_file<'a>(lines: &[&'a str]) -> Option<&'a str> {
-    let last = lines.iter().rposition(|l| l.trim_start() == TRACEBACK)?;
+    let last = *traceback_starts(lines).last()?;
     Some(traceback_at(lines, last).0.first()?.0)
+}
+
+/// Where each traceback of `lines` starts (its `Traceback (most recent call last):` line).
+fn traceback_starts(lines: &[&str]) -> Vec<usize> {
+    (0..lines.len())
+        .filter(|&i| lines[i].trim_start() == TRACEBACK)
+        .collect()
 }
 
 /// Where a failure was raised outside the script: the innermost frame of the last traceback
@@ -152,9 +159,7 @@ fn script_file<'a>(lines: &[&'a str]) -> Option<&'a str> {
 /// the script: it has no site either.
 pub fn site(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().collect();
-    let starts: Vec<usize> = (0..lines.len())
-        .filter(|&i| lines[i].trim_start() == TRACEBACK)
-        .collect();
+    let starts = traceback_starts(&lines);
     let (frames, header) = traceback_at(&lines, *starts.last()?);
     let script = frames.first()?.0;
     let raised_by_script = starts[..starts.len() - 1].iter().any(|&at| {

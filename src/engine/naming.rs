@@ -45,6 +45,11 @@ pub fn naming_lines(message: &str) -> Vec<String> {
     out
 }
 
+/// The first line of `message`, abstracted.
+pub fn first_line(message: &str) -> String {
+    abstracted(message.lines().next().unwrap_or(""))
+}
+
 /// Every prose line of `message` after its first, abstracted: what a candidate's message
 /// shows, for the naming lines of the original to be looked up in.
 pub fn shown_lines(message: &str) -> Vec<String> {

@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::engine::exception::{FinalException, cause, final_exception};
 use crate::engine::memory::human;
-use crate::engine::naming::{abstracted, naming_lines, shown_lines};
+use crate::engine::naming::{first_line, naming_lines, shown_lines};
 use crate::engine::process::{Outcome, Status, signal_name, signal_number};
 use scrub_reducers::{PythonVersion, Script};
 
@@ -42,13 +42,12 @@ pub struct Names {
 impl Names {
     /// The names of a final exception in `stderr`.
     fn of(exc: &FinalException, stderr: &str) -> Names {
-        let first = abstracted(exc.message.lines().next().unwrap_or(""));
+        let first = first_line(&exc.message);
         Names {
             first: (!first.is_empty()).then_some(first),
             lines: naming_lines(&exc.message),
             cause: cause(stderr).map(|c| {
-                let first = abstracted(c.message.lines().next().unwrap_or(""));
-                let mut lines = vec![first];
+                let mut lines = vec![first_line(&c.message)];
                 lines.extend(naming_lines(&c.message));
                 (c.class, lines)
             }),
@@ -59,7 +58,7 @@ impl Names {
     /// when it shows every one.
     fn missing(&self, exc: &FinalException, stderr: &str) -> Option<String> {
         if let Some(first) = &self.first {
-            let got = abstracted(exc.message.lines().next().unwrap_or(""));
+            let got = first_line(&exc.message);
             if got != *first {
                 return Some(format!(
                     "{:?} where the original had {:?}",
@@ -83,9 +82,8 @@ impl Names {
         let Some(got) = cause(stderr) else {
             return Some(format!("no longer raised from {class}"));
         };
-        let first = abstracted(got.message.lines().next().unwrap_or(""));
         let mut shown = shown_lines(&got.message);
-        shown.push(first);
+        shown.push(first_line(&got.message));
         if !class_matches(class, &got.class) || lines.iter().any(|l| !shown.contains(l)) {
             return Some(format!(
                 "raised from {}, not from {class}: {}",

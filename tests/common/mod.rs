@@ -308,12 +308,3 @@ pub fn misjudged(cases: &[&Case], workers: &Workers) -> Vec<String> {
     }
     out
 }
-
-fn spec(python: &Path) -> RunSpec<'_> {
-    RunSpec {
-        python,
-        timeout: Duration::from_secs(120),
-        env: &[],
-        max_memory: None,
-    }
-}
