@@ -129,12 +129,13 @@ pub struct ReduceArgs {
     #[arg(long)]
     pub timeout: Option<f64>,
 
-    /// Stop once fewer than N non-blank, non-import lines remain.
-    #[arg(long, value_name = "N", default_value_t = crate::engine::reduce::DEFAULT_TARGET_LINES)]
-    pub target_lines: usize,
+    /// Stop early, once fewer than N non-blank, non-import lines remain: faster, but the
+    /// result is not the smallest [default: go on to the fixpoint].
+    #[arg(long, value_name = "N")]
+    pub target_lines: Option<usize>,
 
-    /// Go on to the fixpoint, whatever the size.
-    #[arg(long, conflicts_with = "target_lines")]
+    /// Go on to the fixpoint, whatever the size (the default; kept for scripts that name it).
+    #[arg(long, conflicts_with = "target_lines", hide = true)]
     pub exhaustive: bool,
 
     /// The on-disk cache of outcomes [default: the user cache directory, scrub/].
@@ -195,7 +196,7 @@ impl ReduceArgs {
                 gpus_per_worker: self.gpus_per_worker,
             }),
             timeout: self.timeout,
-            target_lines: (!self.exhaustive).then_some(self.target_lines),
+            target_lines: self.target_lines,
             cache_dir: self.cache_dir.clone(),
             no_cache: self.no_cache,
             run_dir: self.run_dir.clone(),

@@ -4,10 +4,11 @@
 //! The suspect, in the order looked for:
 //! - [`Suspect::Compile`]: `torch.compile(f, …)` becomes `f` (eager), and `@torch.compile`
 //!   decorators go;
-//! - [`Suspect::Device`]: CUDA becomes the CPU (the `cpu` rung, see [`crate::rungs`]);
 //! - [`Suspect::Custom`]: in a comparison (`torch.allclose(a, b)`, `torch.equal`,
 //!   `torch.testing.assert_close`), the side computed by the script's own code (a call of a
-//!   function or class it defines) becomes the other side, the library's reference.
+//!   function or class it defines) becomes the other side, the library's reference;
+//! - [`Suspect::Device`]: CUDA becomes the CPU (the `cpu` rung, see [`crate::rungs`]): last,
+//!   since a script written for "CUDA when there is one" stands on it wherever it runs.
 //!
 //! The binary reads the suspect off the original and builds the control of every candidate
 //! that fails the same way with that suspect: a candidate without one (the compile gone, the
@@ -41,7 +42,7 @@ impl Suspect {
 
     /// The suspects `script` has, by the order above, each with its control.
     pub fn all_of(script: &Script, version: PythonVersion) -> Vec<(Suspect, String)> {
-        [Suspect::Compile, Suspect::Device, Suspect::Custom]
+        [Suspect::Compile, Suspect::Custom, Suspect::Device]
             .into_iter()
             .filter_map(|s| Some((s, s.control(script, version)?)))
             .collect()
@@ -168,6 +169,42 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
     out
 }
 
+/// What the custom sides of the script's comparisons run (see [`Suspect::Custom`]): the torch
+/// calls and the methods (`.mean`) of the script's own code they call, followed down, sorted.
+/// When no control passes on the original, nothing tells a candidate that still compares the
+/// custom code from one that compares the reference with something else; a candidate must
+/// then still make each of these calls somewhere (see [`calls_made`]): the code that is the
+/// bug stays, inlined or not.
+pub fn custom_calls(script: &Script) -> Vec<String> {
+    let calls = LibraryCalls {
+        methods: true,
+        ..LibraryCalls::of(script)
+    };
+    let mut out: Vec<String> = comparisons(script)
+        .into_iter()
+        .flat_map(|(custom, _)| calls.of_expr(custom))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every torch call and method call the script makes anywhere, in [`custom_calls`]'s terms.
+pub fn calls_made(script: &Script) -> HashSet<String> {
+    let imports = torch_imports(script);
+    all_exprs(script.body())
+        .into_iter()
+        .filter_map(|e| {
+            let Expr::Call(c) = e else { return None };
+            match (torch_path(&imports, &c.func), &*c.func) {
+                (Some(path), _) => Some(path),
+                (None, Expr::Attribute(a)) => Some(format!(".{}", a.attr)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// The torch calls an expression makes, with those of the script's own functions and methods
 /// it calls (see [`callee`]), followed down: `reference_layer_norm(x, w, b)` calls
 /// `torch.nn.functional.layer_norm` when its body does.
@@ -175,6 +212,8 @@ struct LibraryCalls<'a> {
     imports: std::collections::HashMap<String, String>,
     stmts: Vec<&'a Stmt>,
     bindings: Vec<(&'a str, &'a Expr)>,
+    /// Whether the methods called on other values count too, as `.mean`.
+    methods: bool,
 }
 
 impl<'a> LibraryCalls<'a> {
@@ -183,6 +222,7 @@ impl<'a> LibraryCalls<'a> {
             imports: torch_imports(script),
             stmts: all_bodies(script.body()).into_iter().flatten().collect(),
             bindings: single_bindings(script),
+            methods: false,
         }
     }
 
@@ -199,10 +239,12 @@ impl<'a> LibraryCalls<'a> {
             let Expr::Call(c) = e else { continue };
             if let Some(path) = torch_path(&self.imports, &c.func) {
                 out.push(path);
-            } else if let Some((f, _)) = callee(&c.func, &self.stmts, &self.bindings)
-                && seen.insert(span(f).start)
-            {
-                self.collect(all_exprs(&f.body), seen, out);
+            } else if let Some((f, _)) = callee(&c.func, &self.stmts, &self.bindings) {
+                if seen.insert(span(f).start) {
+                    self.collect(all_exprs(&f.body), seen, out);
+                }
+            } else if let (true, Expr::Attribute(a)) = (self.methods, &*c.func) {
+                out.push(format!(".{}", a.attr));
             }
         }
     }
@@ -670,6 +712,59 @@ mod tests {
         };
         assert_eq!(script.slice(custom), "y * w");
         assert_eq!(script.slice(reference), "F.layer_norm(x, x.shape, w)");
+    }
+
+    #[test]
+    fn the_custom_code_a_comparison_runs_is_still_made_when_inlined_and_missed_when_gone() {
+        let parse = |text: &str| Script::parse(text, PythonVersion::PY311).unwrap();
+        let original = parse(
+            "import torch
+class Norm(torch.nn.Module):
+    def forward(self, x):
+        m = x.mean(-1, keepdim=True)
+        return (x - m) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5)
+x = torch.randn(2, 8)
+torch.testing.assert_close(Norm()(x), torch.nn.LayerNorm(8)(x))
+",
+        );
+        let calls = custom_calls(&original);
+        assert_eq!(calls, [".mean", ".var", "torch.sqrt"]);
+        let kept = |text: &str| {
+            let made = calls_made(&parse(text));
+            calls.iter().all(|c| made.contains(c))
+        };
+        assert!(kept(
+            "import torch
+x = torch.randn(8)
+torch.testing.assert_close((x - x.mean()) / torch.sqrt(x.var() + 1e-5), torch.nn.LayerNorm(8)(x))
+"
+        ));
+        assert!(!kept(
+            "import torch
+x = torch.randn(2)
+torch.testing.assert_close(torch.nn.LayerNorm(2)(x), x)
+"
+        ));
+    }
+
+    #[test]
+    fn a_custom_comparison_is_tried_before_the_device_it_may_run_on() {
+        let script = Script::parse(
+            "import torch
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+def norm(x):
+    return x / x.sum()
+x = torch.rand(4, device=device)
+torch.testing.assert_close(norm(x), torch.nn.functional.normalize(x, p=1, dim=0))
+",
+            PythonVersion::PY311,
+        )
+        .unwrap();
+        let suspects: Vec<Suspect> = Suspect::all_of(&script, PythonVersion::PY311)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(suspects.first(), Some(&Suspect::Custom), "{suspects:?}");
     }
 
     #[test]

@@ -77,6 +77,28 @@ impl Script {
         out
     }
 
+    /// The text without its `# scrub:` directives (see [`Script::protected`]), which mean
+    /// nothing to a reader of the result: a line that holds only a directive goes whole, a
+    /// directive after code goes with the blanks before it.
+    pub fn unmarked(&self) -> String {
+        let text = self.text.as_str();
+        let mut edits = Vec::new();
+        for comment in self.comments() {
+            let directive = text[comment.clone()].trim_start_matches('#').trim_start();
+            if !directive.starts_with("scrub:") {
+                continue;
+            }
+            let start = crate::edit::line_start(text, comment.start);
+            let range = if text[start..comment.start].trim().is_empty() {
+                start..crate::edit::line_end(text, comment.end)
+            } else {
+                text[..comment.start].trim_end_matches([' ', '\t']).len()..comment.end
+            };
+            edits.push(crate::edit::Edit::delete(range));
+        }
+        crate::edit::apply_edits(text, &edits).unwrap_or_else(|| text.to_string())
+    }
+
     /// The source text of a node.
     pub fn slice(&self, node: &impl Ranged) -> &str {
         &self.text[node.range().start().to_usize()..node.range().end().to_usize()]
@@ -288,4 +310,19 @@ pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_keeps_its_code_and_loses_the_directives() {
+        let text = "import torch\ntorch.manual_seed(0)  # scrub: keep\n# scrub: keep-begin\nx = 1  # why\n    # scrub: keep-end\ny = x # scrub:keep\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(
+            script.unmarked(),
+            "import torch\ntorch.manual_seed(0)\nx = 1  # why\ny = x\n"
+        );
+    }
 }

@@ -31,6 +31,13 @@ pub(crate) struct Control {
     /// For a compiled function: how many of the original's compiled callables it also calls
     /// eagerly (see `scrub_reducers::control::eager_references`); no candidate may have fewer.
     pub(crate) eager_references: usize,
+    /// Whether the control runs. It does not when none passed on the original: the result is
+    /// unguarded, and only the checks on the code hold.
+    pub(crate) runs: bool,
+    /// For a custom implementation whose control does not run: what the original's custom
+    /// sides call (see `scrub_reducers::control::custom_calls`), which every candidate must
+    /// still call: the suspect stays.
+    pub(crate) custom_calls: Vec<String>,
 }
 
 impl Control {
@@ -47,6 +54,8 @@ impl Control {
             suspect,
             fix,
             version,
+            runs: true,
+            custom_calls: Vec::new(),
             reference_calls: custom
                 .map(scrub_reducers::control::reference_calls)
                 .unwrap_or_default(),
@@ -58,10 +67,54 @@ impl Control {
         }
     }
 
+    /// The guard of a custom implementation whose control does not pass on `original`: no
+    /// run, and every candidate still makes the calls of its custom code.
+    pub(crate) fn unrun(original: &str, version: PythonVersion) -> Control {
+        let custom_calls = Script::parse(original, version)
+            .map(|s| scrub_reducers::control::custom_calls(&s))
+            .unwrap_or_default();
+        Control {
+            runs: false,
+            custom_calls,
+            ..Control::new(Suspect::Custom, None, original, version)
+        }
+    }
+
     /// The same control for a reduction that starts from `start` instead (the minifier's
     /// plain script): what no candidate may lose is counted there.
     pub(crate) fn starting_from(&self, start: &str) -> Control {
+        if !self.runs {
+            return Control::unrun(start, self.version);
+        }
         Control::new(self.suspect, self.fix.clone(), start, self.version)
+    }
+
+    /// The checks on the code of `script` (see the fields): why it lost the suspect, if it did.
+    pub(crate) fn lost(&self, script: &Script) -> Option<String> {
+        if self.suspect == Suspect::Custom {
+            // A fix keeps the suspect compared even where its own code was inlined.
+            let kept = if self.fix.is_some() {
+                scrub_reducers::control::compared_calls(script)
+            } else {
+                scrub_reducers::control::reference_calls(script)
+            };
+            if let Some(call) = self.reference_calls.iter().find(|c| !kept.contains(c)) {
+                return Some(format!("the reference no longer calls {call}"));
+            }
+            if scrub_reducers::control::hollow_customs(script) > self.hollow_customs {
+                return Some("the script's own computation no longer reads its input".into());
+            }
+            let made = scrub_reducers::control::calls_made(script);
+            if let Some(call) = self.custom_calls.iter().find(|c| !made.contains(*c)) {
+                return Some(format!("the custom code no longer calls {call}"));
+            }
+        }
+        if self.suspect == Suspect::Compile
+            && scrub_reducers::control::eager_references(script) < self.eager_references
+        {
+            return Some("the compiled function is no longer compared with its eager call".into());
+        }
+        None
     }
 
     /// The control of `script`; `None` when its suspect, or the code the fix changes, is gone.
@@ -200,27 +253,11 @@ impl<'a> ProcessOracle<'a> {
         };
         let suspect = guard.suspect;
         let script = Script::parse(text, guard.version);
-        if suspect == Suspect::Custom
-            && let Some(script) = &script
-        {
-            // A fix keeps the suspect compared even where its own code was inlined.
-            let kept = if guard.fix.is_some() {
-                scrub_reducers::control::compared_calls(script)
-            } else {
-                scrub_reducers::control::reference_calls(script)
-            };
-            if let Some(call) = guard.reference_calls.iter().find(|c| !kept.contains(c)) {
-                return Err(format!("the reference no longer calls {call}"));
-            }
-            if scrub_reducers::control::hollow_customs(script) > guard.hollow_customs {
-                return Err("the script's own computation no longer reads its input".into());
-            }
+        if let Some(why) = script.as_ref().and_then(|s| guard.lost(s)) {
+            return Err(why);
         }
-        if suspect == Suspect::Compile
-            && let Some(script) = &script
-            && scrub_reducers::control::eager_references(script) < guard.eager_references
-        {
-            return Err("the compiled function is no longer compared with its eager call".into());
+        if !guard.runs {
+            return Ok(None);
         }
         let Some(control) = script.and_then(|script| guard.build(&script)) else {
             return Err(match &guard.fix {

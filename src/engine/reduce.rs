@@ -40,10 +40,6 @@ pub enum Finish {
     Interrupted(PathBuf),
 }
 
-/// The engine's defaults, in one place: the command line shows them, `bench` and `issue` take
-/// them through [`Options::new`].
-pub const DEFAULT_TARGET_LINES: usize = 20;
-
 /// Everything one reduction takes. [`Options::new`] gives the defaults; the command line,
 /// `bench` and `issue` change what they name.
 #[derive(Clone)]
@@ -107,7 +103,7 @@ impl Options {
             gpus: None,
             ray: None,
             timeout: None,
-            target_lines: Some(DEFAULT_TARGET_LINES),
+            target_lines: None,
             cache_dir: None,
             no_cache: false,
             run_dir: None,
@@ -177,6 +173,8 @@ pub struct Summary {
     pub fix: Option<String>,
     /// A mismatch reduced without a control: nothing checked that the bug stayed.
     pub unguarded: bool,
+    /// How the control was chosen, or why there is none (as `run.log` says it).
+    pub control_note: String,
     /// Control runs, counted in `oracle_calls` too.
     pub control_runs: usize,
     /// Whether candidates were forked from warm workers: the original failed the same way
@@ -495,9 +493,26 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             "cold".to_string()
         }
     ));
+    // The minifier isolates a compiled graph: of no use when the control shows that the bug is
+    // elsewhere, nor for an original already under the target size.
+    let skip = match guard.control.as_ref().map(|c| c.suspect) {
+        Some(suspect)
+            if suspect != Suspect::Compile
+                && args.minifier == crate::engine::minifier::Mode::Auto =>
+        {
+            Some(format!(
+                "the control is {}: the compile is not the suspect",
+                suspect.as_str()
+            ))
+        }
+        _ => args
+            .target_lines
+            .filter(|t| count_lines(&start) < *t)
+            .map(|_| "the original is already under the target size".to_string()),
+    };
     let (start, stages) = minifier_stage(
         args.minifier,
-        args.target_lines,
+        skip,
         start,
         &sig,
         &anchor,
@@ -602,7 +617,19 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             .iter()
             .filter(|p| p.accepted > 0)
             .all(|p| scrub_reducers::pass::by_name(p.name).is_some_and(|p| p.is_cosmetic()));
-    let (result, verified) = if only_cosmetic {
+    // The result is what a reader pastes: no `# scrub:` directive stays in it, the user's own
+    // included (each candidate is verified without them).
+    let unmarked = |t: &str| {
+        scrub_reducers::Script::parse(t, interp.parser_version)
+            .map_or_else(|| t.to_string(), |s| s.unmarked())
+    };
+    let history: Vec<String> = if only_cosmetic {
+        vec![text.clone()]
+    } else {
+        history
+    };
+    let history: Vec<String> = history.iter().map(|t| unmarked(t)).collect();
+    let (result, verified) = if only_cosmetic && history[0] == text {
         (text.clone(), true)
     } else {
         verified_result(
@@ -698,6 +725,7 @@ pub fn reduce(args: &Options) -> Result<Finish> {
             .as_ref()
             .and_then(|c| c.fix.as_ref().map(Fix::describe)),
         unguarded: guard.unguarded,
+        control_note: guard.note.clone(),
         control_runs: control_calls,
         warm,
         jobs: workers.jobs,
@@ -740,12 +768,13 @@ pub fn reduce(args: &Options) -> Result<Finish> {
 }
 
 /// The script the reduction starts from after PyTorch's minifier (see `minifier.rs`), when
-/// `mode` and the failure call for it, the original is not already under the `target` size,
-/// and its plain script fails the same way as candidates run; else `start` itself. Also what the stage did, for the log and `--json`.
+/// `mode` and the failure call for it, nothing says to `skip` it, and its plain script fails
+/// the same way as candidates run; else `start` itself. Also what the stage did, for the log
+/// and `--json`.
 #[allow(clippy::too_many_arguments)]
 fn minifier_stage(
     mode: crate::engine::minifier::Mode,
-    target: Option<usize>,
+    skip: Option<String>,
     start: String,
     sig: &Signature,
     anchor: &Anchor,
@@ -756,8 +785,8 @@ fn minifier_stage(
     console: &Console,
     prepared: &mut Vec<String>,
 ) -> Result<(String, Vec<crate::engine::minifier::Stage>)> {
-    let plan = if target.is_some_and(|t| scrub_reducers::count_lines(&start) < t) {
-        Err("the original is already under the target size".to_string())
+    let plan = if let Some(why) = skip {
+        Err(why)
     } else {
         crate::engine::minifier::plan(mode, &start, sig, &base.outcome.stderr)
     };
@@ -1350,6 +1379,7 @@ fn control(
     // The first suspect whose control passes is the one the failure needs.
     let mut failed = Vec::new();
     let mut found = None;
+    let custom = suspects.iter().any(|(s, _)| *s == Suspect::Custom);
     for (suspect, control) in suspects {
         let run = run_one(&control, workers)?;
         if crate::engine::oracle::passes(&run) {
@@ -1359,10 +1389,11 @@ fn control(
         failed.push(format!("{}: {}", suspect.as_str(), describe(&run)));
     }
     let Some(suspect) = found else {
-        return Ok(unguarded(format!(
-            "no control of the original passes ({})",
-            failed.join("; ")
-        )));
+        let note = format!("no control of the original passes ({})", failed.join("; "));
+        if !custom {
+            return Ok(unguarded(note));
+        }
+        return unguarded_custom(start, note, version, workers, console);
     };
     console.say(format!(
         "control: {}; the original's passes, and every candidate's must",
@@ -1390,6 +1421,40 @@ fn control(
     })
 }
 
+/// The guard of a script that compares its own code with a reference when no control passes
+/// on it: an edit of that code that makes it pass, if one does (the bug is there, and the edit
+/// is every candidate's control); else no control runs, the result is unguarded, and the code
+/// the comparison's custom side runs stays in every candidate (see `Control::unrun`).
+fn unguarded_custom(
+    start: &str,
+    note: String,
+    version: scrub_reducers::PythonVersion,
+    workers: &Workers,
+    console: &Console,
+) -> Result<Guard> {
+    if let Some(fix) = custom_fix(start, version, workers)? {
+        console.say(format!(
+            "control: the edit {} of the script's own code makes it pass: the bug is there",
+            fix.describe()
+        ));
+        return Ok(Guard {
+            note: format!(
+                "{note}; the edit {} of its own code makes the original pass, and it is the control of every candidate",
+                fix.describe()
+            ),
+            control: Some(Control::new(Suspect::Custom, Some(fix), start, version)),
+            unguarded: false,
+        });
+    }
+    let note = format!("{note}; the custom code that the comparison runs stays in every candidate");
+    console.warn(format!("{note}; the result is unguarded"));
+    Ok(Guard {
+        control: Some(Control::unrun(start, version)),
+        unguarded: true,
+        note,
+    })
+}
+
 /// The first edit of a custom implementation's code (see `scrub_reducers::fix`) that makes
 /// the original pass, tried in source order.
 fn custom_fix(
@@ -1412,11 +1477,16 @@ fn custom_fix(
     Ok(None)
 }
 
-/// Whether the control of `text` can be built and passes in a fresh run.
+/// Whether the control of `text` can be built and passes in a fresh run (for a control that
+/// does not run, whether `text` keeps what it checks).
 fn control_passes(text: &str, control: &Control, workers: &Workers) -> Result<bool> {
-    let Some(text) =
-        scrub_reducers::Script::parse(text, control.version).and_then(|s| control.build(&s))
-    else {
+    let Some(script) = scrub_reducers::Script::parse(text, control.version) else {
+        return Ok(false);
+    };
+    if !control.runs {
+        return Ok(control.lost(&script).is_none());
+    }
+    let Some(text) = control.build(&script) else {
         return Ok(false);
     };
     Ok(crate::engine::oracle::passes(&run_one(&text, workers)?))

@@ -26,6 +26,8 @@ pub struct Minimized {
     pub signature_names: Vec<String>,
     pub oracle_calls: usize,
     pub verified: bool,
+    /// Why the result is unguarded (no control passed on the original), when it is.
+    pub unguarded: Option<String>,
     /// The simplifications the failure survived (PyTorch repros).
     pub ladder: Vec<Rung>,
     /// What ran before scrub's passes (PyTorch's minifier), with its figures.
@@ -90,6 +92,7 @@ pub fn minimize(
                 signature_names: summary.signature_names,
                 oracle_calls: summary.oracle_calls,
                 verified: summary.verified,
+                unguarded: summary.unguarded.then(|| summary.control_note.clone()),
                 ladder: summary.ladder,
                 stages: summary.stages,
                 text: result,

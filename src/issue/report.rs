@@ -150,6 +150,11 @@ pub fn comment(
                 out.push_str(&format!("- {what}: `{line}`\n"));
             }
         }
+        if let Some(why) = &m.unguarded {
+            out.push_str(&format!(
+                "\nThis result is unguarded: {why}. Nothing run checked that it is the same bug as the original's; compare it with the original before relying on it.\n"
+            ));
+        }
         let lower = issue_text.to_ascii_lowercase();
         let new: Vec<&str> = m
             .ladder
@@ -375,6 +380,7 @@ mod tests {
             signature_names: vec!["with: Module 'M' has no attribute 'blocks':".into()],
             oracle_calls: 1,
             verified: true,
+            unguarded: None,
             ladder,
             stages: Vec::new(),
             text: result.into(),
