@@ -1177,7 +1177,8 @@ fn baseline(
     let explicit = given.is_some();
     let sig = match given {
         Some(sig) => sig,
-        None => match Signature::derive(&runs[0]) {
+        // From the first run that failed: a flaky original may pass once.
+        None => match runs.iter().find_map(Signature::derive) {
             Some(sig) => {
                 console.say(format!(
                     "signature: {sig} (derived from the original run; pass --sig to choose)"

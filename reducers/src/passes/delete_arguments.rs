@@ -2,7 +2,8 @@
 //!
 //! ## What it removes
 //! For every call, first all of its arguments at once, then all of its keyword arguments at
-//! once when it has positional ones too (`rtol=` and `atol=` can only go together), then
+//! once when it has positional ones too (`rtol=` and `atol=` can only go together), `rtol=`
+//! and `atol=` together whatever else the call has (a tolerance goes whole), then
 //! each positional or keyword argument alone with its comma, the longest first. An argument on lines of its own goes
 //! with those lines, its trailing comment included, and leaves its neighbours' comments.
 //! The bases and keywords of a class statement go the same way; and a base that is a
@@ -107,6 +108,38 @@ impl Pass for DeleteArguments {
                 out.push(Candidate::new(
                     format!("delete the keyword arguments of {callee} at line {line}"),
                     vec![Edit::delete(items[first - 1].end..items[n - 1].end)],
+                ));
+            }
+            // A tolerance goes whole: `rtol=` and `atol=` together, whatever else the call has.
+            let position = |name: &str| {
+                let k = arguments
+                    .keywords
+                    .iter()
+                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))?;
+                items.iter().position(|i| *i == span(k))
+            };
+            if let (Some(a), Some(b)) = (position("rtol"), position("atol"))
+                && !(keywords == 2 && keywords < n && trailing)
+            {
+                let (i, j) = (a.min(b), a.max(b));
+                let edits = if j == i + 1 {
+                    let range = if j + 1 < n {
+                        items[i].start..items[j + 1].start
+                    } else if i > 0 {
+                        items[i - 1].end..items[j].end
+                    } else {
+                        span(arguments).start + 1..span(arguments).end - 1
+                    };
+                    vec![Edit::delete(range)]
+                } else {
+                    vec![
+                        Edit::delete(list_item_range(text, &items, i)),
+                        Edit::delete(list_item_range(text, &items, j)),
+                    ]
+                };
+                out.push(Candidate::new(
+                    format!("delete the tolerances of {callee} at line {line}"),
+                    edits,
                 ));
             }
             if n > 1 || !owned.is_empty() {
@@ -241,6 +274,20 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&DeleteArguments, text)
+    }
+
+    #[test]
+    fn a_tolerance_goes_whole() {
+        let texts = results("assert_close(a, b, rtol=1e-3, atol=1e-5, msg=m)\n");
+        assert!(
+            texts.contains(&"assert_close(a, b, msg=m)\n".to_string()),
+            "{texts:#?}"
+        );
+        let texts = results("assert_close(a, b, atol=0, equal_nan=True, rtol=0)\n");
+        assert!(
+            texts.contains(&"assert_close(a, b, equal_nan=True)\n".to_string()),
+            "{texts:#?}"
+        );
     }
 
     #[test]

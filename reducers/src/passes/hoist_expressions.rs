@@ -24,7 +24,9 @@
 //! literal is not hoisted where it would be called or subscripted. In a script without
 //! torch, nothing inside an `assert`'s test is hoisted but the operands of `and` and `or`:
 //! no control guards such a check, and `assert total(items) == 18831` → `assert items ==
-//! 18831` would compare something else (a torch check keeps its control).
+//! 18831` would compare something else (a torch check keeps its control). A tensor
+//! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`): an argument keeps
+//! its kind, and a float where a function takes a tensor is no code a person writes.
 
 use super::{dedup, is_target, largest_first, line_of, short};
 use crate::edit::{Candidate, Edit};
@@ -47,10 +49,12 @@ impl Pass for HoistExpressions {
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let checks = pure_checks(script);
+        let imports = super::torch_imports(script);
         let mut out = Vec::new();
         let exprs = all_exprs(script.body());
         for &expr in &exprs {
             let outer = span(expr);
+            let constructor = makes_tensor(&imports, expr);
             // What a pure check compares keeps its kind; `a and b` may still lose a part.
             if !matches!(expr, Expr::BoolOp(_))
                 && checks
@@ -74,6 +78,10 @@ impl Pass for HoistExpressions {
                 }
                 let inner = script.slice(child);
                 if inner.len() >= outer.len() {
+                    continue;
+                }
+                // A tensor stays a tensor: `torch.tensor(0.5)` never becomes `0.5`.
+                if constructor && (is_literal(child) || is_display(child)) {
                     continue;
                 }
                 // A literal that would be called or subscripted fails at once, whatever the
@@ -108,6 +116,44 @@ impl Pass for HoistExpressions {
         largest_first(&mut out);
         out
     }
+}
+
+/// Whether `expr` makes a tensor or an array from values (`torch.tensor([1.0])`,
+/// `torch.ones(2)`, `np.array([1])`): its literal arguments are values of another kind.
+fn makes_tensor(imports: &std::collections::HashMap<String, String>, expr: &Expr) -> bool {
+    const CONSTRUCTORS: &[&str] = &[
+        "tensor",
+        "as_tensor",
+        "from_numpy",
+        "randn",
+        "rand",
+        "randint",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "eye",
+        "array",
+        "asarray",
+    ];
+    let Expr::Call(call) = expr else { return false };
+    let path = super::torch_path(imports, &call.func)
+        .or_else(|| match &*call.func {
+            Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "np" || n.id.as_str() == "numpy") => {
+                Some(format!("numpy.{}", a.attr))
+            }
+            _ => None,
+        });
+    path.is_some_and(|p| {
+        let (module, name) = p.rsplit_once('.').unwrap_or(("", &p));
+        matches!(module, "torch" | "numpy") && CONSTRUCTORS.contains(&name)
+    })
+}
+
+fn is_display(expr: &Expr) -> bool {
+    matches!(expr, Expr::List(_) | Expr::Tuple(_))
 }
 
 /// Each atomic expression on one line alone in parentheses over several lines, as what a
@@ -388,6 +434,24 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::candidate_texts(&HoistExpressions, text)
+    }
+
+    #[test]
+    fn a_tensor_made_from_values_stays_a_tensor() {
+        let texts = results("import torch\nforward(torch.tensor(0.5))\ny = torch.ones([2, 3])\n");
+        assert!(
+            texts.iter().all(|t| !t.contains("forward(0.5)")),
+            "{texts:#?}"
+        );
+        assert!(
+            texts.iter().all(|t| !t.contains("y = [2, 3]")),
+            "{texts:#?}"
+        );
+        assert!(
+            texts
+                .contains(&"import torch\ntorch.tensor(0.5)\ny = torch.ones([2, 3])\n".to_string()),
+            "{texts:#?}"
+        );
     }
 
     #[test]

@@ -10,6 +10,9 @@
 //! key, an argument) becomes `0`, so that its definition can go. `bool(x)` becomes `True` or
 //! `False`.
 //!
+//! A tolerance keyword's value (`rtol=1e-3`) and an annotation do not shrink: a tolerance
+//! goes whole or not at all (`delete_arguments`), an annotation stays a type.
+//!
 //! A size goes to 1, never on to 0: an integer is never made `0`, a float above 1 only `1.0`,
 //! a string never empty, a display never emptied (`delete_elements` takes it down to one
 //! element). A count of 0, an empty string or an empty display changes which code runs (a
@@ -86,10 +89,19 @@ impl Pass for ShrinkValues {
                     }),
             )
             .collect();
+        // A tolerance goes whole or not at all (`delete_arguments`), and an annotation stays
+        // a type: no value inside either shrinks.
+        let kept = kept_whole(script, &exprs);
         // One group per value, in the order its candidates are to be tried.
         let mut groups: Vec<Vec<Candidate>> = Vec::new();
         for expr in exprs {
             let range = span(expr);
+            if kept
+                .iter()
+                .any(|k| k.start <= range.start && range.end <= k.end)
+            {
+                continue;
+            }
             let code = &text[range.clone()];
             let line = line_of(text, range.start);
             let mut smaller: Vec<String> = match expr {
@@ -149,6 +161,62 @@ impl Pass for ShrinkValues {
     }
 }
 
+/// The keyword arguments that are tolerances.
+pub(crate) const TOLERANCES: &[&str] = &[
+    "rtol",
+    "atol",
+    "rel_tol",
+    "abs_tol",
+    "tol",
+    "tolerance",
+    "places",
+    "delta",
+    "decimal",
+];
+
+/// The ranges whose values do not shrink: the value of a tolerance keyword (`rtol=1e-3`), and
+/// every annotation (`lines: List[Line]`).
+fn kept_whole(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) => Some(&c.arguments.keywords),
+            _ => None,
+        })
+        .flatten()
+        .filter(|k| {
+            k.arg
+                .as_ref()
+                .is_some_and(|a| TOLERANCES.contains(&a.as_str()))
+        })
+        .map(|k| span(&k.value))
+        .collect();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        match stmt {
+            Stmt::AnnAssign(a) => out.push(span(&*a.annotation)),
+            Stmt::FunctionDef(f) => {
+                let p = &f.parameters;
+                let annotations = p
+                    .posonlyargs
+                    .iter()
+                    .chain(&p.args)
+                    .chain(&p.kwonlyargs)
+                    .filter_map(|a| a.parameter.annotation.as_deref())
+                    .chain(
+                        p.vararg
+                            .iter()
+                            .chain(&p.kwarg)
+                            .filter_map(|a| a.annotation.as_deref()),
+                    )
+                    .chain(f.returns.as_deref());
+                out.extend(annotations.map(span));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The two halves of the contents, with the literal's own prefix and quotes; none for one
 /// character, which is never made empty.
 fn shorter_strings(literal: &str) -> Vec<String> {
@@ -193,6 +261,30 @@ fn first_line(code: &str) -> String {
 mod tests {
     use super::*;
     use crate::passes::candidate_texts;
+
+    #[test]
+    fn tolerances_and_annotations_do_not_shrink() {
+        let text = "class Line:\n    pass\ndef f(x: Line = 5) -> Line:\n    lines: Line = 3\n    torch.testing.assert_close(x, x, rtol=1e-3, atol=12.5)\n";
+        let texts = candidate_texts(&ShrinkValues, text);
+        assert!(
+            texts
+                .iter()
+                .all(|t| t.contains("x: Line") && t.contains("-> Line")),
+            "{texts:#?}"
+        );
+        assert!(
+            texts.iter().all(|t| t.contains("lines: Line")),
+            "{texts:#?}"
+        );
+        assert!(
+            texts.iter().all(|t| t.contains("rtol=1e-3, atol=12.5")),
+            "{texts:#?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.contains("x: Line = 1")),
+            "{texts:#?}"
+        );
+    }
 
     #[test]
     fn strings_shrink_to_halves_keeping_prefix_and_quotes() {
