@@ -873,8 +873,7 @@ fn prepare(
         .any(|call| text.contains(call));
     if let Some(seeded) = parse(&text).and_then(|script| scrub_reducers::prepare::seeded(&script)) {
         let what = format!(
-            "inserted `{}`: {}",
-            scrub_reducers::prepare::SEED_LINE,
+            "inserted `torch.manual_seed(0)`, kept while the reduction runs: {}",
             if seeds_itself {
                 "the repro seeds its random numbers"
             } else {
