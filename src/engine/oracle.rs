@@ -34,9 +34,12 @@ pub(crate) struct Control {
     /// Whether the control runs. It does not when none passed on the original: the result is
     /// unguarded, and only the checks on the code hold.
     pub(crate) runs: bool,
-    /// For a custom implementation whose control does not run: what the original's custom
-    /// sides call (see `scrub_reducers::control::custom_calls`), which every candidate must
-    /// still call: the suspect stays.
+    /// For a custom implementation guarded by nothing that names its code (no fix; or a
+    /// control that does not run): what the original's custom sides call (see
+    /// `scrub_reducers::control::custom_calls`), which every candidate must still call. A
+    /// control that replaces the custom side by the reference passes whatever that side
+    /// computes, the input itself included: without this, `x` compared with `softplus(x)`
+    /// would stand for a broken softplus.
     pub(crate) custom_calls: Vec<String>,
 }
 
@@ -50,12 +53,16 @@ impl Control {
     ) -> Control {
         let parsed = Script::parse(original, version);
         let custom = parsed.as_ref().filter(|_| suspect == Suspect::Custom);
+        let custom_calls = custom
+            .filter(|_| fix.is_none())
+            .map(scrub_reducers::control::custom_calls)
+            .unwrap_or_default();
         Control {
             suspect,
             fix,
             version,
             runs: true,
-            custom_calls: Vec::new(),
+            custom_calls,
             reference_calls: custom
                 .map(scrub_reducers::control::reference_calls)
                 .unwrap_or_default(),
@@ -70,12 +77,8 @@ impl Control {
     /// The guard of a custom implementation whose control does not pass on `original`: no
     /// run, and every candidate still makes the calls of its custom code.
     pub(crate) fn unrun(original: &str, version: PythonVersion) -> Control {
-        let custom_calls = Script::parse(original, version)
-            .map(|s| scrub_reducers::control::custom_calls(&s))
-            .unwrap_or_default();
         Control {
             runs: false,
-            custom_calls,
             ..Control::new(Suspect::Custom, None, original, version)
         }
     }
