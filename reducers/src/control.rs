@@ -159,7 +159,10 @@ pub fn eager_references(script: &Script) -> usize {
 /// [`Suspect::Custom`]), sorted: `torch.nn.functional.rms_norm`. A candidate whose reference
 /// lost one of the original's compares the custom code with something else.
 pub fn reference_calls(script: &Script) -> Vec<String> {
-    let calls = LibraryCalls::of(script);
+    let calls = LibraryCalls {
+        instances: true,
+        ..LibraryCalls::of(script)
+    };
     let mut out: Vec<String> = comparisons(script)
         .into_iter()
         .flat_map(|(_, reference)| calls.of_expr(reference))
@@ -214,6 +217,9 @@ struct LibraryCalls<'a> {
     bindings: Vec<(&'a str, &'a Expr)>,
     /// Whether the methods called on other values count too, as `.mean`.
     methods: bool,
+    /// Whether the call of a name bound once to a library object makes that object's calls:
+    /// `ref(x)` with `ref = nn.LayerNorm(8).to(device)` calls `torch.nn.LayerNorm`.
+    instances: bool,
 }
 
 impl<'a> LibraryCalls<'a> {
@@ -223,6 +229,7 @@ impl<'a> LibraryCalls<'a> {
             stmts: all_bodies(script.body()).into_iter().flatten().collect(),
             bindings: single_bindings(script),
             methods: false,
+            instances: false,
         }
     }
 
@@ -245,6 +252,11 @@ impl<'a> LibraryCalls<'a> {
                 }
             } else if let (true, Expr::Attribute(a)) = (self.methods, &*c.func) {
                 out.push(format!(".{}", a.attr));
+            } else if let (true, Expr::Name(n)) = (self.instances, &*c.func)
+                && let Some((_, value)) = self.bindings.iter().find(|(b, _)| *b == n.id.as_str())
+                && seen.insert(span(*value).start)
+            {
+                self.collect(crate::python::exprs_of(value), seen, out);
             }
         }
     }
@@ -857,6 +869,25 @@ torch.testing.assert_close(x * 2, F.layer_norm(x, x.shape))
 ";
         let script = Script::parse(inlined, PythonVersion::PY311).unwrap();
         assert!(compared_calls(&script).contains(&"torch.nn.functional.layer_norm".to_string()));
+    }
+
+    #[test]
+    fn a_reference_module_bound_to_a_name_is_its_class() {
+        let text = "import torch
+import torch.nn as nn
+class Norm(nn.Module):
+    def forward(self, x):
+        return x - x.mean(dim=0)
+ref = nn.LayerNorm(8).to('cpu')
+x = torch.randn(4, 8)
+torch.testing.assert_close(Norm()(x), ref(x))
+";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
+        // Compared with the input instead, the reference is gone.
+        let lost = text.replace("ref(x))", "x)");
+        let script = Script::parse(&lost, PythonVersion::PY311).unwrap();
+        assert!(reference_calls(&script).is_empty());
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //! reduction moved or renamed it.
 //!
 //! The edits tried drop a numeric term of an arithmetic operation (`n - 1` → `n`, `x * 2` →
-//! `x`, `total / 100` → `total`) or flip a boolean keyword argument (`unbiased=True` →
-//! `False`): the off-by-ones, wrong factors and wrong flags of real reports. They are
+//! `x`, `total / 100` → `total`), flip a boolean keyword argument (`unbiased=True` →
+//! `False`) or move a reduction to the last axis (`dim=0` → `dim=-1`, and `dim=-1` →
+//! `dim=0`; `axis=` alike): the off-by-ones, wrong factors, wrong flags and wrong axes of
+//! real reports. They are
 //! made only inside the code the comparison's custom side runs: the function it calls and the
 //! script's functions and methods that one calls, transitively.
 
@@ -32,6 +34,13 @@ pub enum Fix {
     /// Every `keyword=VALUE` (a `True` or `False`) becomes the other boolean: a wrong flag
     /// (`unbiased=True`).
     FlipFlag { keyword: String, value: bool },
+    /// Every `keyword=FROM` (`dim` or `axis`, an integer) becomes `keyword=TO`: a reduction
+    /// over the wrong axis (`x.mean(dim=0)` for the features of a batch).
+    Axis {
+        keyword: String,
+        from: String,
+        to: String,
+    },
 }
 
 impl Fix {
@@ -64,9 +73,10 @@ impl Fix {
                     }
                     (span(binop), replacement)
                 }
-                (Site::Flag(value), Fix::FlipFlag { value: was, .. }) => {
+                (Site::Value(value), Fix::FlipFlag { value: was, .. }) => {
                     (span(value), if *was { "False" } else { "True" }.to_string())
                 }
+                (Site::Value(value), Fix::Axis { to, .. }) => (span(value), to.clone()),
                 _ => continue,
             };
             // An operation inside one already edited goes with it.
@@ -103,18 +113,19 @@ impl Fix {
                 };
                 format!("{keyword}={from} → {to}")
             }
+            Fix::Axis { keyword, from, to } => format!("{keyword}={from} → {to}"),
         }
     }
 }
 
-/// Where a fix applies: an arithmetic operation, or a flag's value.
+/// Where a fix applies: an arithmetic operation, or a keyword argument's value.
 enum Site<'a> {
     Term(&'a ast::ExprBinOp),
-    Flag(&'a Expr),
+    Value(&'a Expr),
 }
 
-/// Every arithmetic operation with a numeric literal operand, and every boolean keyword
-/// argument, in the custom code, with its edit.
+/// Every arithmetic operation with a numeric literal operand, every boolean keyword argument
+/// and every integer `dim=`/`axis=`, in the custom code, with its edit.
 fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
     let text = script.text();
     let mut out = Vec::new();
@@ -145,20 +156,44 @@ fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
             }
             Expr::Call(c) => {
                 for k in c.arguments.keywords.iter() {
-                    let (Some(name), Expr::BooleanLiteral(value)) = (&k.arg, &k.value) else {
-                        continue;
+                    let Some(name) = &k.arg else { continue };
+                    let fix = match &k.value {
+                        Expr::BooleanLiteral(value) => Fix::FlipFlag {
+                            keyword: name.to_string(),
+                            value: value.value,
+                        },
+                        value if matches!(name.as_str(), "dim" | "axis") => {
+                            let Some(from) = integer(text, value) else {
+                                continue;
+                            };
+                            let to = if from == "-1" { "0" } else { "-1" };
+                            Fix::Axis {
+                                keyword: name.to_string(),
+                                from,
+                                to: to.to_string(),
+                            }
+                        }
+                        _ => continue,
                     };
-                    let fix = Fix::FlipFlag {
-                        keyword: name.to_string(),
-                        value: value.value,
-                    };
-                    out.push((Site::Flag(&k.value), fix));
+                    out.push((Site::Value(&k.value), fix));
                 }
             }
             _ => {}
         }
     }
     out
+}
+
+/// The text of an integer literal, negated or not (`0`, `-1`).
+fn integer(text: &str, expr: &Expr) -> Option<String> {
+    let literal = match expr {
+        Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => &*u.operand,
+        e => e,
+    };
+    match literal {
+        Expr::NumberLiteral(n) if n.value.as_int().is_some() => Some(text[span(expr)].to_string()),
+        _ => None,
+    }
 }
 
 /// The expressions of the custom code: those of [`custom_bodies`], or where the custom
@@ -297,9 +332,35 @@ mod tests {
         let s = script(&text);
         let described: Vec<String> = Fix::candidates(&s).iter().map(Fix::describe).collect();
         // Only the custom side's code: `reference` wraps the library.
-        assert_eq!(described, ["keepdim=True → False", "unbiased=True → False"]);
-        let fixed = Fix::candidates(&s)[1].apply(&s).unwrap();
+        assert_eq!(
+            described,
+            [
+                "dim=-1 → 0",
+                "keepdim=True → False",
+                "unbiased=True → False"
+            ]
+        );
+        let fixed = Fix::candidates(&s)[2].apply(&s).unwrap();
         assert!(fixed.contains("keepdim=True, unbiased=False)"), "{fixed}");
+    }
+
+    #[test]
+    fn a_reduction_over_the_wrong_axis_moves_to_the_last() {
+        let text = format!(
+            "{HEAD}def norm(x):\n    return (x - x.mean(dim=0, keepdim=True)) / x.std(dim=-1, keepdim=True)\nx = torch.randn(4, 8)\ntorch.testing.assert_close(norm(x), F.layer_norm(x, (8,)))\n"
+        );
+        let s = script(&text);
+        let fixes = Fix::candidates(&s);
+        let described: Vec<String> = fixes.iter().map(Fix::describe).collect();
+        assert_eq!(
+            described,
+            ["dim=0 → -1", "keepdim=True → False", "dim=-1 → 0"]
+        );
+        let fixed = fixes[0].apply(&s).unwrap();
+        assert!(
+            fixed.contains("x.mean(dim=-1, keepdim=True)) / x.std(dim=-1,"),
+            "{fixed}"
+        );
     }
 
     #[test]
