@@ -13,13 +13,13 @@
 //! A tolerance keyword's value (`rtol=1e-3`) and an annotation do not shrink: a tolerance
 //! goes whole or not at all (`delete_arguments`), an annotation stays a type.
 //!
-//! Nor does data written as a dict display: its keys (`"line_items"`, `1008`), and the
-//! strings among its values and inside the lists, tuples and sets of its values
-//! (`"sku": "reed-diffuser"`). Data that is read as a whole (serialized, hashed, counted,
-//! walked generically) keeps entries no code names, and `{"": 0, "li": [{"s": "reed"}]}` is
-//! no data a person writes: an entry goes whole or not at all (`delete_elements`), and the
-//! entries that stay read as they were written. Numbers among the values are sizes and
-//! counts, and shrink.
+//! Nor does data written as a dict display: the literals of its keys (`"line_items"`,
+//! `1008`, `("tsv", 2)`), and the strings among its values and inside the lists, tuples and
+//! sets of its values (`"sku": "reed-diffuser"`). Data that is read as a whole (serialized,
+//! hashed, counted, walked generically) keeps entries no code names, and
+//! `{"": 0, "li": [{"s": "reed"}]}` is no data a person writes: an entry goes whole or not
+//! at all (`delete_elements`), and the entries that stay read as they were written. Numbers
+//! among the values are sizes and counts, and shrink.
 //!
 //! A size goes to 1, never on to 0: an integer is never made `0`, a float above 1 only `1.0`,
 //! a string never empty, a display never emptied (`delete_elements` takes it down to one
@@ -45,7 +45,7 @@ use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use std::collections::HashSet;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is_literal, span};
 
 pub struct ShrinkValues;
 
@@ -230,9 +230,10 @@ fn kept_whole(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// The ranges of a dict display's data: each key whole, and each string among its values,
-/// through the lists, tuples and sets that hold them (a nested dict display is one of the
-/// script's expressions, and has its own turn).
+/// The ranges of a dict display's data: each literal in a key, and each string among its
+/// values, through the lists, tuples and sets that hold them (a nested dict display is one
+/// of the script's expressions, and has its own turn). A key that names a class or function
+/// of the script may still become `0`, as any such name handed around as a value.
 fn dict_data(dict: &ast::ExprDict, out: &mut Vec<std::ops::Range<usize>>) {
     fn strings(expr: &Expr, out: &mut Vec<std::ops::Range<usize>>) {
         match expr {
@@ -245,7 +246,12 @@ fn dict_data(dict: &ast::ExprDict, out: &mut Vec<std::ops::Range<usize>>) {
     }
     for item in &dict.items {
         if let Some(key) = &item.key {
-            out.push(span(key));
+            out.extend(
+                exprs_of(key)
+                    .into_iter()
+                    .filter(|e| is_literal(e))
+                    .map(span),
+            );
         }
         strings(&item.value, out);
     }
@@ -329,6 +335,13 @@ mod tests {
             [text.replace("\"reed-diffuser\": 2", "\"reed-diffuser\": 1")],
             "{texts:#?}"
         );
+    }
+
+    #[test]
+    fn a_class_of_the_script_as_a_dict_key_still_becomes_zero() {
+        let text = "class Csv:\n    pass\nREADERS = {Csv: \"read_csv\", (\"tsv\", 2): 1}\n";
+        let texts = candidate_texts(&ShrinkValues, text);
+        assert_eq!(texts, [text.replace("{Csv:", "{0:")], "{texts:#?}");
     }
 
     #[test]
