@@ -13,6 +13,14 @@
 //! A tolerance keyword's value (`rtol=1e-3`) and an annotation do not shrink: a tolerance
 //! goes whole or not at all (`delete_arguments`), an annotation stays a type.
 //!
+//! Nor does data written as a dict display: the literals of its keys (`"line_items"`,
+//! `1008`, `("tsv", 2)`), and the strings among its values and inside the lists, tuples and
+//! sets of its values (`"sku": "reed-diffuser"`). Data that is read as a whole (serialized,
+//! hashed, counted, walked generically) keeps entries no code names, and
+//! `{"": 0, "li": [{"s": "reed"}]}` is no data a person writes: an entry goes whole or not
+//! at all (`delete_elements`), and the entries that stay read as they were written. Numbers
+//! among the values are sizes and counts, and shrink.
+//!
 //! A size goes to 1, never on to 0: an integer is never made `0`, a float above 1 only `1.0`,
 //! a string never empty, a display never emptied (`delete_elements` takes it down to one
 //! element). A count of 0, an empty string or an empty display changes which code runs (a
@@ -30,14 +38,14 @@
 //! ## When it cannot apply
 //! Integers that are already 0 or 1, floats that are 0.0 or 1.0 in size, strings of one
 //! character or none, byte strings, f-strings and implicitly concatenated strings, and
-//! displays of any size.
+//! displays of any size; tolerances, annotations, and the keys and strings of dict displays.
 
 use super::{line_of, removed};
 use crate::edit::{Candidate, Edit};
 use crate::pass::Pass;
 use std::collections::HashSet;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is_literal, span};
 
 pub struct ShrinkValues;
 
@@ -174,8 +182,8 @@ pub(crate) const TOLERANCES: &[&str] = &[
     "decimal",
 ];
 
-/// The ranges whose values do not shrink: the value of a tolerance keyword (`rtol=1e-3`), and
-/// every annotation (`lines: List[Line]`).
+/// The ranges whose values do not shrink: the value of a tolerance keyword (`rtol=1e-3`),
+/// every annotation (`lines: List[Line]`), and the data of dict displays (see [`dict_data`]).
 fn kept_whole(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
     let mut out: Vec<std::ops::Range<usize>> = exprs
         .iter()
@@ -191,6 +199,11 @@ fn kept_whole(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
         })
         .map(|k| span(&k.value))
         .collect();
+    for expr in exprs {
+        if let Expr::Dict(d) = expr {
+            dict_data(d, &mut out);
+        }
+    }
     for stmt in all_bodies(script.body()).into_iter().flatten() {
         match stmt {
             Stmt::AnnAssign(a) => out.push(span(&*a.annotation)),
@@ -215,6 +228,33 @@ fn kept_whole(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
         }
     }
     out
+}
+
+/// The ranges of a dict display's data: each literal in a key, and each string among its
+/// values, through the lists, tuples and sets that hold them (a nested dict display is one
+/// of the script's expressions, and has its own turn). A key that names a class or function
+/// of the script may still become `0`, as any such name handed around as a value.
+fn dict_data(dict: &ast::ExprDict, out: &mut Vec<std::ops::Range<usize>>) {
+    fn strings(expr: &Expr, out: &mut Vec<std::ops::Range<usize>>) {
+        match expr {
+            Expr::StringLiteral(_) => out.push(span(expr)),
+            Expr::List(l) => l.elts.iter().for_each(|e| strings(e, out)),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| strings(e, out)),
+            Expr::Set(s) => s.elts.iter().for_each(|e| strings(e, out)),
+            _ => {}
+        }
+    }
+    for item in &dict.items {
+        if let Some(key) = &item.key {
+            out.extend(
+                exprs_of(key)
+                    .into_iter()
+                    .filter(|e| is_literal(e))
+                    .map(span),
+            );
+        }
+        strings(&item.value, out);
+    }
 }
 
 /// The two halves of the contents, with the literal's own prefix and quotes; none for one
@@ -283,6 +323,38 @@ mod tests {
         assert!(
             texts.iter().any(|t| t.contains("x: Line = 1")),
             "{texts:#?}"
+        );
+    }
+
+    #[test]
+    fn a_dict_keeps_its_keys_and_strings_as_written_and_its_counts_shrink() {
+        let text = "json.dumps({\"reed-diffuser\": 2, 1008: 1, \"tags\": [\"fragile\", (\"gift\",)], \"order\": {\"number\": \"A-20417\"}}, sort_keys=True)\n";
+        let texts = candidate_texts(&ShrinkValues, text);
+        assert_eq!(
+            texts,
+            [text.replace("\"reed-diffuser\": 2", "\"reed-diffuser\": 1")],
+            "{texts:#?}"
+        );
+    }
+
+    #[test]
+    fn a_class_of_the_script_as_a_dict_key_still_becomes_zero() {
+        let text = "class Csv:\n    pass\nREADERS = {Csv: \"read_csv\", (\"tsv\", 2): 1}\n";
+        let texts = candidate_texts(&ShrinkValues, text);
+        assert_eq!(texts, [text.replace("{Csv:", "{0:")], "{texts:#?}");
+    }
+
+    #[test]
+    fn strings_outside_dict_displays_still_shrink() {
+        let texts = candidate_texts(&ShrinkValues, "d = {k: f(\"abcd\")}\nx = [\"wxyz\"]\n");
+        assert_eq!(
+            texts,
+            [
+                "d = {k: f(\"ab\")}\nx = [\"wxyz\"]\n",
+                "d = {k: f(\"cd\")}\nx = [\"wxyz\"]\n",
+                "d = {k: f(\"abcd\")}\nx = [\"wx\"]\n",
+                "d = {k: f(\"abcd\")}\nx = [\"yz\"]\n",
+            ]
         );
     }
 

@@ -1,0 +1,5 @@
+from dataclasses import dataclass
+@dataclass
+class Shipment:
+    recipient: "Address" = None
+    carrier: str
