@@ -95,9 +95,11 @@ pub trait Pass: Sync {
 /// the arguments of a class's one construction into its `__init__` (a config object passed to
 /// a module that must stay a class, which leaves `self.cfg = Config()`), then propagating the
 /// values that inlining, flattening and binding leave bound to names and attributes. Then the small,
-/// many, cheap removals of definitions and imports; a line that only shifts the random stream
-/// under a seed, deleted with the seed changed (once deleting it alone failed); arguments and
-/// elements; expression hoisting,
+/// many, cheap removals of definitions, then of the classes that deletion emptied but whose
+/// instances are still handed on (after the deletions that empty them: an instance of the base
+/// in place of each), imports; a line that only shifts the random stream under a seed,
+/// deleted with the seed changed (once deleting it alone failed); arguments and elements;
+/// expression hoisting,
 /// value shrinking and the delta debugging of literals' contents last, because they propose the most candidates and are worth most on
 /// an already small script; blank lines left behind and comments, which count as lines, are
 /// tidied at the end of each round.
@@ -125,6 +127,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &BindArguments,
     &PropagateValues,
     &DeleteDefinitions,
+    &DropEmptyClasses,
     &DropImports,
     &Reseed,
     &DeleteArguments,

@@ -17,8 +17,10 @@
 //!
 //! ## When it cannot apply
 //! Names and literals have no sub-expressions; starred and slice sub-expressions are
-//! skipped, an assignment or `del` target is only replaced by a sub-expression that can be a
-//! target, and of a comprehension, a lambda or a walrus only the parts that do not use the
+//! skipped, and so is a constant that would be a statement alone (`print(0)` → `0`, `limit
+//! = 0` → `0`): it does nothing, deletion removes it, and in a block of its own it would
+//! stay as `class Config: 0` where deletion leaves `pass`. An assignment or `del` target is
+//! only replaced by a sub-expression that can be a target, and of a comprehension, a lambda or a walrus only the parts that do not use the
 //! names they bind are hoisted: the first iterable, an element that does not read them, the
 //! parameters' defaults, the value. A
 //! literal is not hoisted where it would be called or subscripted. In a script without
@@ -52,6 +54,7 @@ impl Pass for HoistExpressions {
         let imports = super::torch_imports(script);
         let mut out = Vec::new();
         let exprs = all_exprs(script.body());
+        let statements = expression_statements(script);
         for &expr in &exprs {
             let outer = span(expr);
             let constructor = makes_tensor(&imports, expr);
@@ -82,6 +85,11 @@ impl Pass for HoistExpressions {
                 }
                 // A tensor stays a tensor: `torch.tensor(0.5)` never becomes `0.5`.
                 if constructor && (is_literal(child) || is_display(child)) {
+                    continue;
+                }
+                // A statement that is a constant alone does nothing (`class Config: 0`):
+                // deleting it is the candidate that says so, and leaves `pass` in a block.
+                if is_constant(child) && statements.contains(&outer) {
                     continue;
                 }
                 // A literal that would be called or subscripted fails at once, whatever the
@@ -241,6 +249,23 @@ fn spread_displays(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
     out
 }
 
+/// The ranges of the expressions that are statements of their own.
+fn expression_statements(script: &Script) -> Vec<std::ops::Range<usize>> {
+    crate::python::all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            crate::python::Stmt::Expr(e) => Some(span(&*e.value)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A literal that evaluates nothing (an f-string evaluates its fields).
+fn is_constant(expr: &Expr) -> bool {
+    is_literal(expr) && !matches!(expr, Expr::FString(_))
+}
+
 /// Each assignment to a name that nothing else reads (`self = nn.Dropout2d(1.5)`, `total +=
 /// flat.sum()`) as its value alone: the binding goes, the computation stays.
 fn unused_bindings(script: &Script) -> Vec<Candidate> {
@@ -284,7 +309,9 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
         let read_elsewhere = reads.iter().any(|(name, at)| {
             names.contains(name) && !(range.start <= at.start && at.end <= range.end)
         });
-        if read_elsewhere {
+        // A constant computes nothing: `limit = 0` goes whole (delete_statements), never to
+        // a statement `0`, which is all that a class body emptied this way would hold.
+        if read_elsewhere || is_constant(value) {
             continue;
         }
         out.push(Candidate::new(
@@ -591,5 +618,18 @@ mod tests {
         assert!(!texts.iter().any(|t| t.contains("\n1\n")), "{texts:?}");
         // `total` is read by the augmented assignment: the first one stays a binding.
         assert!(!texts.iter().any(|t| t.starts_with("()")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_constant_is_never_left_as_a_statement_alone() {
+        let texts = results("class Config:\n    limit = 0\ndef f():\n    print(0)\n");
+        assert!(!texts.iter().any(|t| t.contains("    0\n")), "{texts:?}");
+        // A computed value still stays without its binding, and an f-string evaluates.
+        let texts = results("def f():\n    x = g()\n    print(f\"{h()}\")\n");
+        assert!(texts.iter().any(|t| t.contains("    g()\n")), "{texts:?}");
+        assert!(
+            texts.iter().any(|t| t.contains("    f\"{h()}\"\n")),
+            "{texts:?}"
+        );
     }
 }

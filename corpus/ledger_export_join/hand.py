@@ -1,0 +1,2 @@
+import threading
+threading.Thread().join()
