@@ -129,6 +129,12 @@ const CONTROLS: &[(&str, &str, Option<&str>)] = &[
         CUSTOM,
         Some("unbiased=True → False"),
     ),
+    (
+        "torch_layernorm_device_fallback",
+        CUSTOM,
+        Some("dim=0 → -1"),
+    ),
+    ("torch_softplus_seeded_draw", CUSTOM, None),
 ];
 const COMPILE: &str = "torch.compile → eager";
 const CUSTOM: &str = "the script's own computation → the reference it is compared with";
@@ -316,8 +322,9 @@ fn repeated_compiles_get_a_dynamo_reset_between_them() {
         summary["prepared"][0],
         "inserted torch._dynamo.reset() before 1 repeated torch.compile call(s)"
     );
+    // The reduction may drop the first compile; while both are left, the reset between them is.
     assert!(
-        result.contains("torch._dynamo.reset()\ng = torch.compile"),
+        result.matches("torch.compile(").count() < 2 || result.contains("torch._dynamo.reset()\n"),
         "{result}"
     );
 }
