@@ -128,21 +128,26 @@ fn eager(script: &Script) -> Option<String> {
 /// (`expected = forward(x)` beside `torch.compile(forward)(x)`): the eager references of an
 /// accuracy repro. A candidate with fewer than its original compares the compiled result
 /// with something else (`zip(torch.compile(forward)(x), x)` passes its control whenever
-/// `relu(x)` happens to be `x`), however its control runs.
+/// `relu(x)` happens to be `x`), however its control runs. A name that is ever bound to the
+/// compiled callable (`model = torch.compile(model)`, `model = compiled`) is not one: its
+/// calls may run the compiled code.
 pub fn eager_references(script: &Script) -> usize {
     let imports = torch_imports(script);
     if imports.is_empty() {
         return 0;
     }
+    let is_compile = |e: &Expr| torch_path(&imports, e).as_deref() == Some("torch.compile");
     let exprs = all_exprs(script.body());
+    let rebound = bound_to_compiled(script, &is_compile);
     let compiled: HashSet<&str> = exprs
         .iter()
         .filter_map(|e| match e {
-            Expr::Call(c) if torch_path(&imports, &c.func).as_deref() == Some("torch.compile") => {
+            Expr::Call(c) if is_compile(&c.func) => {
                 c.arguments.args.first().map(|f| script.slice(f))
             }
             _ => None,
         })
+        .filter(|f| !rebound.contains(f))
         .collect();
     let called: HashSet<&str> = exprs
         .iter()
@@ -153,6 +158,41 @@ pub fn eager_references(script: &Script) -> usize {
         .filter(|callee| compiled.contains(callee))
         .collect();
     called.len()
+}
+
+/// The names assigned a compiled callable: `torch.compile(…)`, or a name assigned one.
+fn bound_to_compiled<'a>(
+    script: &'a Script,
+    is_compile: &impl Fn(&Expr) -> bool,
+) -> HashSet<&'a str> {
+    let assigns: Vec<(&str, &Expr)> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::Assign(a) => match &a.targets[..] {
+                [Expr::Name(n)] => Some((n.id.as_str(), &*a.value)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let mut names = HashSet::new();
+    loop {
+        let before = names.len();
+        for (name, value) in &assigns {
+            let compiled = match value {
+                Expr::Call(c) => is_compile(&c.func),
+                Expr::Name(n) => names.contains(n.id.as_str()),
+                _ => false,
+            };
+            if compiled {
+                names.insert(*name);
+            }
+        }
+        if names.len() == before {
+            return names;
+        }
+    }
 }
 
 /// The library calls of the reference sides of the script's comparisons (see
@@ -806,6 +846,15 @@ torch.testing.assert_close(norm(x), torch.nn.functional.normalize(x, p=1, dim=0)
             0
         );
         assert_eq!(count("x = 1\n"), 0);
+        // Calls of a name bound to the compiled module run compiled code.
+        assert_eq!(
+            count("import torch\nm = M()\nc = torch.compile(m)\nm = c\nm(x)\n"),
+            0
+        );
+        assert_eq!(
+            count("import torch\nm = M()\nm = torch.compile(m)\nm(x)\n"),
+            0
+        );
     }
 
     fn control(text: &str) -> Option<(Suspect, String)> {

@@ -101,8 +101,8 @@ pub trait Pass: Sync {
 /// deleted with the seed changed (once deleting it alone failed); arguments and elements;
 /// expression hoisting,
 /// value shrinking and the delta debugging of literals' contents last, because they propose the most candidates and are worth most on
-/// an already small script; blank lines left behind and comments, which count as lines, are
-/// tidied at the end of each round.
+/// an already small script; parentheses that group nothing any more, blank lines left behind
+/// and comments, which count as lines, are tidied at the end of each round.
 pub const PASSES: &[&dyn Pass] = &[
     &JumpToCrash,
     &FreezeValues,
@@ -135,6 +135,7 @@ pub const PASSES: &[&dyn Pass] = &[
     &HoistExpressions,
     &ShrinkValues,
     &ShrinkLiterals,
+    &DropParentheses,
     &StripComments,
     &TidyBlankLines,
 ];

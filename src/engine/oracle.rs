@@ -29,8 +29,12 @@ pub(crate) struct Control {
     /// their input (see `scrub_reducers::control::hollow_customs`); no candidate may have more.
     pub(crate) hollow_customs: usize,
     /// For a compiled function: how many of the original's compiled callables it also calls
-    /// eagerly (see `scrub_reducers::control::eager_references`); no candidate may have fewer.
+    /// eagerly (see `scrub_reducers::control::eager_references`); no candidate may have fewer
+    /// when the failure is a check of results (`mismatch`).
     pub(crate) eager_references: usize,
+    /// Whether the failure is a check comparing results (an `AssertionError`), where the eager
+    /// call is the reference; a failure raised inside the compiled call needs no eager call.
+    pub(crate) mismatch: bool,
     /// Whether the control runs. It does not when none passed on the original: the result is
     /// unguarded, and only the checks on the code hold.
     pub(crate) runs: bool,
@@ -62,6 +66,7 @@ impl Control {
             fix,
             version,
             runs: true,
+            mismatch: true,
             custom_calls,
             reference_calls: custom
                 .map(scrub_reducers::control::reference_calls)
@@ -89,7 +94,10 @@ impl Control {
         if !self.runs {
             return Control::unrun(start, self.version);
         }
-        Control::new(self.suspect, self.fix.clone(), start, self.version)
+        Control {
+            mismatch: self.mismatch,
+            ..Control::new(self.suspect, self.fix.clone(), start, self.version)
+        }
     }
 
     /// The checks on the code of `script` (see the fields): why it lost the suspect, if it did.
@@ -113,6 +121,7 @@ impl Control {
             }
         }
         if self.suspect == Suspect::Compile
+            && self.mismatch
             && scrub_reducers::control::eager_references(script) < self.eager_references
         {
             return Some("the compiled function is no longer compared with its eager call".into());

@@ -1415,7 +1415,10 @@ fn control(
         ));
     }
     Ok(Guard {
-        control: Some(Control::new(suspect, fix, start, version)),
+        control: Some(Control {
+            mismatch,
+            ..Control::new(suspect, fix, start, version)
+        }),
         unguarded: false,
         note,
     })

@@ -225,6 +225,15 @@ mod tests {
     }
 
     #[test]
+    fn a_compiled_module_bound_to_its_own_name_folds() {
+        let text = "model = M(1)\ncompiled = torch.compile(model)\nmodel = compiled\nmodel(x)\n";
+        assert_eq!(
+            folds(text),
+            ["model = M(1)\ncompiled = torch.compile(model)\ncompiled(x)\n"]
+        );
+    }
+
+    #[test]
     fn each_alias_folds_up_to_the_next_binding() {
         assert_eq!(
             folds("self = tok\na = self.f()\nself = tok\nb = self.g()\n"),
