@@ -119,6 +119,7 @@ fn every_derived_torch_case_takes_its_hand_version_and_refuses_its_near_miss() {
 const CONTROLS: &[(&str, &str, Option<&str>)] = &[
     ("torch_data_dependent_eager", COMPILE, None),
     ("torch_dynamo_fullgraph", COMPILE, None),
+    ("torch_compiled_alias_eager_reference", COMPILE, None),
     ("torch_compile_accuracy", COMPILE, None),
     ("torch_compile_cpp_error", COMPILE, None),
     ("torch_compile_kernel_error", COMPILE, None),
