@@ -148,9 +148,12 @@ def number_text(x, digits=None):
             return "float('nan')"
         if x in (float("inf"), float("-inf")):
             return "float('%s')" % ("inf" if x > 0 else "-inf")
-        if digits is not None:
-            text = "%.*g" % (digits, x)
-            return text if any(c in text for c in ".e") else text + ".0"
+        text = repr(x) if digits is None else "%.*g" % (digits, x)
+        if not any(c in text for c in ".e"):
+            text += ".0"
+        # `1e-9` and `1e20`, as people write them, not `1e-09` and `1e+20`.
+        mantissa, e, exponent = text.partition("e")
+        return mantissa + e + (str(int(exponent)) if e else "")
     return repr(x)
 
 

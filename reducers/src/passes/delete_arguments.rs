@@ -110,7 +110,8 @@ impl Pass for DeleteArguments {
                     vec![Edit::delete(items[first - 1].end..items[n - 1].end)],
                 ));
             }
-            // A tolerance goes whole: `rtol=` and `atol=` together, whatever else the call has.
+            // A tolerance goes whole: `rtol=` and `atol=` together (`rel_tol=` and `abs_tol=`
+            // for `math.isclose`), whatever else the call has.
             let position = |name: &str| {
                 let k = arguments
                     .keywords
@@ -118,9 +119,13 @@ impl Pass for DeleteArguments {
                     .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))?;
                 items.iter().position(|i| *i == span(k))
             };
-            if let (Some(a), Some(b)) = (position("rtol"), position("atol"))
-                && !(keywords == 2 && keywords < n && trailing)
-            {
+            for (relative, absolute) in [("rtol", "atol"), ("rel_tol", "abs_tol")] {
+                let (Some(a), Some(b)) = (position(relative), position(absolute)) else {
+                    continue;
+                };
+                if keywords == 2 && keywords < n && trailing {
+                    continue;
+                }
                 let (i, j) = (a.min(b), a.max(b));
                 let edits = if j == i + 1 {
                     let range = if j + 1 < n {
@@ -286,6 +291,11 @@ mod tests {
         let texts = results("assert_close(a, b, atol=0, equal_nan=True, rtol=0)\n");
         assert!(
             texts.contains(&"assert_close(a, b, equal_nan=True)\n".to_string()),
+            "{texts:#?}"
+        );
+        let texts = results("math.isclose(a, b, rel_tol=1e-09, abs_tol=1e-06)\n");
+        assert!(
+            texts.contains(&"math.isclose(a, b)\n".to_string()),
             "{texts:#?}"
         );
     }

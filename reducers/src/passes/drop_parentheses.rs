@@ -4,9 +4,11 @@
 //! Parentheses left behind by rewrites: propagation parenthesizes the value it puts in place
 //! of a name (`(x * 2) > 0`), and hoisting may then keep only an operand of it (`(x)`). A
 //! pair goes when what it encloses is atomic (a name, a call, an attribute, a subscript, a
-//! literal, a display), or is the whole test of an `if`, `elif` or `while`, or the whole value
-//! of a `return`, an assignment or an expression statement. A parenthesis that touches a
-//! keyword (`if(x)`) becomes a space. One candidate, for every pair at once.
+//! literal, a display), or stands alone where it is: the whole test of an `if`, `elif` or
+//! `while`, the whole value of a `return`, an assignment or an expression statement, an
+//! argument of a call (`f((1 - a))`), an element of a list, set or tuple display or a
+//! subscript's index. A parenthesis that touches a keyword (`if(x)`) becomes a space. One
+//! candidate, for every pair at once.
 //!
 //! ## Example
 //! ```python
@@ -19,7 +21,7 @@
 //!
 //! ## When it cannot apply
 //! - What the pair encloses spans lines, is a number before a `.` (`(1).real`), a `yield`,
-//!   an `await`, a `:=` or a `lambda` at statement level, or is the pair's own tuple or
+//!   an `await`, a `:=` or a `lambda` where it stands alone, or is the pair's own tuple or
 //!   generator.
 //! - The pair is a call's or a class's argument list.
 //! - The script without them would not parse.
@@ -45,13 +47,13 @@ impl Pass for DropParentheses {
         let text = script.text();
         let exprs = all_exprs(script.body());
         let lists = argument_lists(script, &exprs);
-        let whole = statement_values(script.body());
+        let alone = standing_alone(script.body(), &exprs);
         let protected = script.protected();
         let mut edits = Vec::new();
         let mut taken: Vec<std::ops::Range<usize>> = Vec::new();
         for &expr in &exprs {
             let range = span(expr);
-            let droppable = is_atomic(expr) || whole.contains(&range.start);
+            let droppable = is_atomic(expr) || alone.contains(&range.start);
             if !droppable || text[range.clone()].contains('\n') || own_brackets(expr) {
                 continue;
             }
@@ -140,39 +142,55 @@ fn argument_lists(script: &Script, exprs: &[&Expr]) -> HashSet<usize> {
     calls.chain(classes).collect()
 }
 
-/// Where the expressions start that are a statement's whole test or value, which parentheses
-/// never need to group (a `yield`, an `await`, a `:=` and a `lambda` aside).
-fn statement_values(body: &[Stmt]) -> HashSet<usize> {
-    let mut out = HashSet::new();
+/// Where the expressions start that stand alone, which parentheses never need to group (a
+/// `yield`, an `await`, a `:=` and a `lambda` aside): a statement's whole test or value, a
+/// call's argument, an element of a display, a subscript's index.
+fn standing_alone(body: &[Stmt], exprs: &[&Expr]) -> HashSet<usize> {
+    let mut alone: Vec<&Expr> = Vec::new();
     for stmt in all_bodies(body).into_iter().flatten() {
-        let values: Vec<&Expr> = match stmt {
-            Stmt::If(s) => std::iter::once(&*s.test)
-                .chain(s.elif_else_clauses.iter().filter_map(|c| c.test.as_ref()))
-                .collect(),
-            Stmt::While(s) => vec![&*s.test],
-            Stmt::Return(s) => s.value.as_deref().into_iter().collect(),
-            Stmt::Assign(s) => vec![&*s.value],
-            Stmt::AugAssign(s) => vec![&*s.value],
-            Stmt::Expr(s) => vec![&*s.value],
-            _ => Vec::new(),
-        };
-        out.extend(
-            values
-                .into_iter()
-                .filter(|e| {
-                    !matches!(
-                        e,
-                        Expr::Yield(_)
-                            | Expr::YieldFrom(_)
-                            | Expr::Await(_)
-                            | Expr::Named(_)
-                            | Expr::Lambda(_)
-                    )
-                })
-                .map(|e| e.start().to_usize()),
-        );
+        match stmt {
+            Stmt::If(s) => alone.extend(
+                std::iter::once(&*s.test)
+                    .chain(s.elif_else_clauses.iter().filter_map(|c| c.test.as_ref())),
+            ),
+            Stmt::While(s) => alone.push(&s.test),
+            Stmt::Return(s) => alone.extend(s.value.as_deref()),
+            Stmt::Assign(s) => alone.push(&s.value),
+            Stmt::AugAssign(s) => alone.push(&s.value),
+            Stmt::Expr(s) => alone.push(&s.value),
+            _ => {}
+        }
     }
-    out
+    for expr in exprs {
+        match expr {
+            Expr::Call(c) => alone.extend(
+                c.arguments
+                    .args
+                    .iter()
+                    .chain(c.arguments.keywords.iter().map(|k| &k.value)),
+            ),
+            Expr::List(l) => alone.extend(l.elts.iter()),
+            Expr::Set(l) => alone.extend(l.elts.iter()),
+            Expr::Tuple(t) if t.parenthesized => alone.extend(t.elts.iter()),
+            Expr::Subscript(s) => alone.push(&s.slice),
+            _ => {}
+        }
+    }
+    alone
+        .into_iter()
+        .filter(|e| {
+            !matches!(
+                e,
+                Expr::Yield(_)
+                    | Expr::YieldFrom(_)
+                    | Expr::Await(_)
+                    | Expr::Named(_)
+                    | Expr::Lambda(_)
+                    | Expr::Starred(_)
+            )
+        })
+        .map(|e| e.start().to_usize())
+        .collect()
 }
 
 #[cfg(test)]
@@ -187,8 +205,8 @@ mod tests {
     #[test]
     fn parentheses_around_an_operand_or_a_whole_test_go() {
         assert_eq!(
-            dropped("if (x):\n    return (y.sum() + 1)\nf((a), b)\nz = (a + b) * 2\n"),
-            ["if x:\n    return y.sum() + 1\nf(a, b)\nz = (a + b) * 2\n"]
+            dropped("if (x):\n    return (y.sum() + 1)\nf((a), (1 - b))\nz = (a + b) * 2\n"),
+            ["if x:\n    return y.sum() + 1\nf(a, 1 - b)\nz = (a + b) * 2\n"]
         );
     }
 
