@@ -15,7 +15,8 @@ const EXIT_CODES: &str = "Exit codes:
 
 /// Shrink a failing Python repro to the smallest script that still fails the same way.
 #[derive(Debug, Parser)]
-#[command(name = "scrub", version, after_help = EXIT_CODES)]
+// The version names the commit built from when there is one (see build.rs).
+#[command(name = "scrub", version = env!("SCRUB_VERSION"), after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -34,6 +35,32 @@ pub enum Command {
     /// Triage a GitHub issue: fetch, judge, check safety, reproduce, bisect, minimize, report.
     #[command(after_help = crate::issue::EXIT_CODES)]
     Issue(crate::issue::IssueArgs),
+    /// Print the completion script for SHELL on stdout.
+    #[command(after_help = "Examples:
+  scrub completions bash > ~/.local/share/bash-completion/completions/scrub
+  scrub completions zsh > ~/.zfunc/_scrub    (with fpath+=~/.zfunc before compinit)
+  scrub completions fish > ~/.config/fish/completions/scrub.fish")]
+    Completions(CompletionsArgs),
+    /// Print the man page of scrub, or of one of its commands, on stdout as roff.
+    #[command(after_help = "Examples:
+  scrub man | man -l -
+  scrub man > ~/.local/share/man/man1/scrub.1
+  scrub man reduce > ~/.local/share/man/man1/scrub-reduce.1")]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print, scrub-COMMAND(1) [default: the page of scrub itself,
+    /// scrub(1)].
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ pub mod chart;
 pub mod cli;
 pub mod corpus;
 pub mod engine;
+pub mod generate;
 pub mod issue;
 
 use std::process::ExitCode;
@@ -21,5 +22,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         cli::Command::Reduce(args) => engine::reduce::run(&args.options(), args.json),
         cli::Command::Bench(args) => bench::run(&args),
         cli::Command::Issue(args) => issue::run(&args),
+        cli::Command::Completions(args) => generate::completions(args.shell),
+        cli::Command::Man(args) => generate::man(args.command.as_deref()),
     }
 }

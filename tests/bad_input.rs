@@ -208,3 +208,22 @@ fn the_output_may_not_be_the_input() {
     assert_one_line(&stderr(&out), "is the input");
     assert_eq!(listing(dir.path()), vec!["repro.py"]);
 }
+
+#[test]
+fn an_unknown_shell_for_completions_is_refused() {
+    let out = run_with_limit(
+        scrub().args(["completions", "tcsh"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line(&stderr(&out), "invalid value 'tcsh'");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_man_page_for_an_unknown_command_is_refused() {
+    let out = run_with_limit(scrub().args(["man", "nope"]), Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line(&stderr(&out), "no command `nope`; pick one of reduce");
+    assert!(out.stdout.is_empty());
+}
