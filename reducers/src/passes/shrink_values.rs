@@ -8,7 +8,8 @@
 //! or its second half — and, round after round, the part the failure needs.
 //! The name of a module-level function or class used as a value rather than called (a dict
 //! key, an argument) becomes `0`, so that its definition can go. `bool(x)` becomes `True` or
-//! `False`.
+//! `False`. A tensor written out as float literals, as a probe freezes a small one
+//! (`torch.tensor([[[0.0]], [[1.0]]])`), becomes `torch.zeros(2, 1, 1)` or `torch.ones(…)`.
 //!
 //! A tolerance keyword's value (`rtol=1e-3`) and an annotation do not shrink: a tolerance
 //! goes whole or not at all (`delete_arguments`), an annotation stays a type.
@@ -147,6 +148,9 @@ impl Pass for ShrinkValues {
                 {
                     vec!["True".into(), "False".into()]
                 }
+                // A tensor written out as nested float literals (what a probe froze) is
+                // filled instead, as a person writes it: `torch.zeros(2, 1)`.
+                Expr::Call(c) => filled_tensors(script, c),
                 _ => Vec::new(),
             };
             smaller.dedup();
@@ -166,6 +170,50 @@ impl Pass for ShrinkValues {
         // Largest values first, each value's candidates in their own order.
         groups.sort_by_key(|g| std::cmp::Reverse(g.iter().map(removed).max()));
         groups.into_iter().flatten().collect()
+    }
+}
+
+/// `torch.zeros(SHAPE)` and `torch.ones(SHAPE)` for `torch.tensor(LIST)` of a rectangular
+/// nested list of float literals (keywords carried over); nothing for any other call.
+fn filled_tensors(script: &Script, call: &ast::ExprCall) -> Vec<String> {
+    let Expr::Attribute(func) = &*call.func else {
+        return Vec::new();
+    };
+    let ([list @ Expr::List(_)], "tensor") = (&*call.arguments.args, func.attr.as_str()) else {
+        return Vec::new();
+    };
+    let Some(shape) = float_shape(list) else {
+        return Vec::new();
+    };
+    let module = script.slice(&*func.value);
+    let mut arguments: Vec<String> = shape.iter().map(usize::to_string).collect();
+    arguments.extend(
+        call.arguments
+            .keywords
+            .iter()
+            .map(|k| script.slice(k).to_string()),
+    );
+    ["zeros", "ones"]
+        .iter()
+        .map(|fill| format!("{module}.{fill}({})", arguments.join(", ")))
+        .collect()
+}
+
+/// The shape of a rectangular, non-empty nested list of float literals.
+fn float_shape(expr: &Expr) -> Option<Vec<usize>> {
+    match expr {
+        Expr::NumberLiteral(n) if matches!(n.value, ast::Number::Float(_)) => Some(Vec::new()),
+        Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => float_shape(&u.operand),
+        Expr::List(l) if !l.elts.is_empty() => {
+            let inner = float_shape(&l.elts[0])?;
+            for e in &l.elts[1..] {
+                if float_shape(e)? != inner {
+                    return None;
+                }
+            }
+            Some([vec![l.elts.len()], inner].concat())
+        }
+        _ => None,
     }
 }
 
@@ -393,6 +441,31 @@ mod tests {
         assert_eq!(candidate_texts(&ShrinkValues, "f(2.5)\n"), ["f(1.0)\n"]);
         assert_eq!(candidate_texts(&ShrinkValues, "f(1e-5)\n"), ["f(0.0)\n"]);
         assert!(candidate_texts(&ShrinkValues, "f(1.0, 0.0)\n").is_empty());
+    }
+
+    #[test]
+    fn a_tensor_of_float_literals_is_filled_instead() {
+        let texts = candidate_texts(
+            &ShrinkValues,
+            "t = torch.tensor([[[0.0]], [[-1.5]]], requires_grad=True)\n",
+        );
+        assert!(
+            texts.contains(&"t = torch.zeros(2, 1, 1, requires_grad=True)\n".to_string()),
+            "{texts:#?}"
+        );
+        assert!(
+            texts.contains(&"t = torch.ones(2, 1, 1, requires_grad=True)\n".to_string()),
+            "{texts:#?}"
+        );
+        // Ragged, integer or empty: left as written.
+        for text in [
+            "torch.tensor([[0.0], [1.0, 2.0]])\n",
+            "torch.tensor([1, 2])\n",
+            "torch.tensor([])\n",
+        ] {
+            let texts = candidate_texts(&ShrinkValues, text);
+            assert!(texts.iter().all(|t| !t.contains("zeros")), "{texts:#?}");
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Collapse runs of blank lines left behind by deletions.
 //!
 //! ## What it removes
-//! Blank lines at the start and end of the script, and every blank line that follows
-//! another one, except inside multi-line strings, where blank lines are part of a value.
+//! Blank lines at the start and end of the script, every blank line that follows another
+//! one, and those right after a block's header (`class C:`, once deletion emptied the lines
+//! between it and its first statement), except inside multi-line strings, where blank lines
+//! are part of a value.
 //! One candidate.
 //!
 //! ## Example
@@ -42,12 +44,14 @@ impl Pass for TidyBlankLines {
         // `# scrub: keep` still goes.
         let mut edits = Vec::new();
         let mut previous_blank = true;
+        // A block's header (`class C:`) and its first statement have nothing between them.
+        let mut after_header = false;
         let mut run: Option<usize> = None;
         let mut at = 0;
         for line in text.split_inclusive('\n') {
             let in_string = strings.iter().any(|r| r.start < at && at < r.end);
             let blank = !in_string && line.trim().is_empty();
-            if blank && previous_blank {
+            if blank && (previous_blank || after_header) {
                 run.get_or_insert(at);
             } else if let Some(start) = run.take() {
                 edits.push(Edit::delete(start..at));
@@ -57,6 +61,9 @@ impl Pass for TidyBlankLines {
                 edits.push(Edit::replace(at..at + line.len(), "\n"));
             }
             previous_blank = blank;
+            if !blank {
+                after_header = !in_string && line.trim_end().ends_with(':');
+            }
             at += line.len();
         }
         if let Some(start) = run {
@@ -90,6 +97,18 @@ mod tests {
         assert_eq!(
             out,
             "import torch\ntorch.manual_seed(0)  # scrub: keep\n\nx = 1\n"
+        );
+    }
+
+    #[test]
+    fn a_block_s_header_is_followed_by_its_first_statement() {
+        let text =
+            "class M(nn.Module):\n\n    def forward(self, x):\n\n\n        return x\n\nM()\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        let tidy = TidyBlankLines.candidates(&script)[0].apply(text).unwrap();
+        assert_eq!(
+            tidy,
+            "class M(nn.Module):\n    def forward(self, x):\n        return x\n\nM()\n"
         );
     }
 
