@@ -60,16 +60,22 @@ pub struct Plan {
 impl Plan {
     /// How the launcher is run. The minifier runs each query in a process of its own unless
     /// told otherwise, which costs a torch import and a cold compiler per query (about 8 s
-    /// of the 9 each takes on two cores); only a crash needs that isolation, as it would take
-    /// the minifier down with the query.
-    pub fn launcher_args(&self) -> Vec<&'static str> {
-        let mut args = vec!["minifier_launcher.py", "minify"];
-        if self.level != CRASH {
-            args.push("--no-isolate");
+    /// of the 9 each takes on two cores). Only a crash needs that isolation, as it would take
+    /// the minifier down with the query: its launcher runs under `forked` (a copy of
+    /// [`FORKED_QUERIES`]), which forks each query from a process that has imported both.
+    pub fn launcher_args(&self, forked: &Path) -> Vec<String> {
+        let mut args = vec!["minifier_launcher.py".to_string(), "minify".to_string()];
+        if self.level == CRASH {
+            args.insert(0, path_text(forked));
+        } else {
+            args.push("--no-isolate".into());
         }
         args
     }
 }
+
+/// Runs the launcher named after it with each isolated query forked, not started afresh.
+pub const FORKED_QUERIES: &str = include_str!("minifier/forked_queries.py");
 
 /// What one stage of a reduction did, for `run.log`, `--json` and `scrub issue`'s report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -262,13 +268,17 @@ fn search(
     let source = own_cache(&source, &cache);
     std::fs::write(&launcher, source).map_err(anyhow::Error::from)?;
     let folder = launcher.parent().unwrap_or(dir).to_path_buf();
+    let forked = dir.join("forked_queries.py");
+    std::fs::write(&forked, FORKED_QUERIES).map_err(anyhow::Error::from)?;
     let spec = RunSpec {
         timeout: MINIFY_TIMEOUT,
         env: &env[2..],
         ..spec
     };
     stage.runs += 1;
-    let minify = run_in(&folder, &dir.join("minify"), &plan.launcher_args(), &spec)?;
+    let args = plan.launcher_args(&forked);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let minify = run_in(&folder, &dir.join("minify"), &args, &spec)?;
     stage.queries = queries(&minify.stderr).or_else(|| queries(&minify.stdout));
     let repro = std::fs::read_to_string(folder.join("repro.py")).map_err(|_| {
         let how = match final_exception(&minify.stderr) {
@@ -366,8 +376,12 @@ mod tests {
     fn a_crash_and_a_mismatch_get_their_own_levels() {
         let crash = plan(Mode::Auto, COMPILED, &sig("signal:SIGABRT"), "").unwrap();
         assert_eq!(crash.level, 3);
-        // Only a crash's queries run in processes of their own.
-        assert_eq!(crash.launcher_args(), ["minifier_launcher.py", "minify"]);
+        // Only a crash's queries run in processes of their own, forked by the wrapper.
+        let forked = Path::new("/run/forked_queries.py");
+        assert_eq!(
+            crash.launcher_args(forked),
+            ["/run/forked_queries.py", "minifier_launcher.py", "minify"]
+        );
         let mismatch = plan(
             Mode::Auto,
             COMPILED,
@@ -377,7 +391,7 @@ mod tests {
         .unwrap();
         assert_eq!(mismatch.level, 4);
         assert_eq!(
-            mismatch.launcher_args(),
+            mismatch.launcher_args(forked),
             ["minifier_launcher.py", "minify", "--no-isolate"]
         );
         assert_eq!(
