@@ -7,8 +7,9 @@
 //! original under `TORCHDYNAMO_REPRO_AFTER`/`TORCHDYNAMO_REPRO_LEVEL` so that it dumps
 //! `minifier_launcher.py`, runs the launcher, and turns its `repro.py` into a plain script
 //! (`scrub_reducers::minified`). The caller keeps that script only if it fails the same way,
-//! and reduces it with scrub's passes; everything the minifier writes stays in the run
-//! directory.
+//! and reduces it with scrub's passes. Everything the minifier writes stays in the run
+//! directory but its compiled kernels, which go to the inductor cache the candidates share.
+//! A crash's queries fork from a launcher that has imported torch (`forked_queries.py`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -235,19 +236,15 @@ fn search(
     let work = dir.join("work");
     std::fs::create_dir_all(&work).map_err(anyhow::Error::from)?;
     std::fs::write(work.join("repro.py"), text).map_err(anyhow::Error::from)?;
-    let debug = dir.join("debug");
-    let cache = dir.join("inductor-cache");
+    let debug = ("TORCH_COMPILE_DEBUG_DIR".to_string(), path_text(&dir.join("debug")));
+    let var = |name: &str, value: &str| (name.to_string(), value.to_string());
+    // The graph is dumped on its way into the compiler, which a cached compile skips.
     let env = vec![
-        (
-            "TORCHDYNAMO_REPRO_AFTER".to_string(),
-            plan.after.to_string(),
-        ),
-        (
-            "TORCHDYNAMO_REPRO_LEVEL".to_string(),
-            plan.level.to_string(),
-        ),
-        ("TORCH_COMPILE_DEBUG_DIR".to_string(), path_text(&debug)),
-        ("TORCHINDUCTOR_CACHE_DIR".to_string(), path_text(&cache)),
+        var("TORCHDYNAMO_REPRO_AFTER", plan.after),
+        var("TORCHDYNAMO_REPRO_LEVEL", &plan.level.to_string()),
+        var("TORCHINDUCTOR_FX_GRAPH_CACHE", "0"),
+        var("TORCHINDUCTOR_AUTOGRAD_CACHE", "0"),
+        debug.clone(),
     ];
     let spec = RunSpec {
         python,
@@ -257,22 +254,29 @@ fn search(
     };
     stage.runs += 1;
     let dump = run_in(&work, &dir.join("dump"), &["repro.py"], &spec)?;
-    let Some(launcher) = find(&debug, "minifier_launcher.py") else {
+    let Some(launcher) = find(&dir.join("debug"), "minifier_launcher.py") else {
         return Err(Why::Not(format!(
             "the minifier dumped nothing ({})",
             crate::engine::verdict::describe(&dump)
         )));
     };
-    // The launcher sets its own inductor cache (under /tmp); it gets the stage's.
+    // The launcher sets a fresh inductor cache of its own; it gets the candidates' instead,
+    // where the kernels it compiles are likely compiled already (a cold cache costs about
+    // 30 s on two cores).
     let source = std::fs::read_to_string(&launcher).map_err(anyhow::Error::from)?;
-    let source = own_cache(&source, &cache);
+    let source = shared_cache(&source);
     std::fs::write(&launcher, source).map_err(anyhow::Error::from)?;
     let folder = launcher.parent().unwrap_or(dir).to_path_buf();
     let forked = dir.join("forked_queries.py");
     std::fs::write(&forked, FORKED_QUERIES).map_err(anyhow::Error::from)?;
+    // A forked query gets as long as a candidate (see `forked_queries.py`).
+    let env = [
+        debug,
+        var("SCRUB_QUERY_TIMEOUT", &spec.timeout.as_secs().to_string()),
+    ];
     let spec = RunSpec {
         timeout: MINIFY_TIMEOUT,
-        env: &env[2..],
+        env: &env,
         ..spec
     };
     stage.runs += 1;
@@ -299,20 +303,11 @@ fn search(
     Ok(forms)
 }
 
-/// `source` with every `os.environ['TORCHINDUCTOR_CACHE_DIR'] = …` pointing at `cache`.
-fn own_cache(source: &str, cache: &Path) -> String {
+/// `source` without its `os.environ['TORCHINDUCTOR_CACHE_DIR'] = …`.
+fn shared_cache(source: &str) -> String {
     source
         .lines()
-        .map(|line| {
-            if line.starts_with("os.environ['TORCHINDUCTOR_CACHE_DIR']") {
-                format!(
-                    "os.environ['TORCHINDUCTOR_CACHE_DIR'] = {:?}",
-                    path_text(cache)
-                )
-            } else {
-                line.to_string()
-            }
-        })
+        .filter(|line| !line.starts_with("os.environ['TORCHINDUCTOR_CACHE_DIR']"))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -424,11 +419,9 @@ mod tests {
     }
 
     #[test]
-    fn the_launcher_gets_the_stages_own_inductor_cache() {
-        let source = "import os\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = '/tmp/torchinductor_root'\nimport torch";
-        let out = own_cache(source, Path::new("/run/minifier/inductor-cache"));
-        assert!(out.contains("= \"/run/minifier/inductor-cache\""), "{out}");
-        assert!(!out.contains("/tmp/torchinductor_root"));
+    fn the_launcher_shares_the_candidates_inductor_cache() {
+        let source = "import os\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = '/tmp/tmpab12'\nimport torch";
+        assert_eq!(shared_cache(source), "import os\nimport torch");
     }
 
     #[test]
