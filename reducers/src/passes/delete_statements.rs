@@ -17,16 +17,16 @@
 //! A block emptied completely becomes `pass`, unless it is `pass` already; the module itself
 //! is never emptied (the empty script is checked once before reducing).
 
-use super::{dedup, delete_stmts, is_no_op, largest_first, lines_label, short};
-use crate::edit::{Candidate, ends_line, starts_line};
-use crate::pass::Pass;
+use super::helpers::{dedup, delete_stmts, is_no_op, largest_first, short};
+use crate::edit::{Candidate, ends_line, lines_label, starts_line};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Script, all_bodies, span};
 
 pub struct DeleteStatements;
 
 impl Pass for DeleteStatements {
-    fn name(&self) -> &'static str {
-        "delete_statements"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("delete_statements")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {

@@ -47,26 +47,21 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::{first_param, line_of, match_arguments};
-use crate::edit::{Candidate, Edit, apply_edits_within};
-use crate::pass::Pass;
+use super::helpers::{first_param, match_arguments};
+use crate::edit::{Candidate, Edit, apply_edits_within, line_of};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_literal, span};
 
 pub struct FoldDataclasses;
 
 impl Pass for FoldDataclasses {
-    fn name(&self) -> &'static str {
-        "fold_dataclasses"
-    }
-
     /// A method's expression may be longer than its call (`Line(3, p).gross()`): it is kept
     /// when deletion then gets further (the class, once nothing builds it).
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("fold_dataclasses")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -270,7 +265,7 @@ fn bound_instances(script: &Script, classes: &HashMap<&str, Record>) -> Vec<Cand
     let mut stores: HashMap<&str, usize> = HashMap::new();
     for e in &exprs {
         if let Expr::Name(n) = e
-            && super::is_target(e)
+            && super::helpers::is_target(e)
         {
             *stores.entry(n.id.as_str()).or_default() += 1;
         }
@@ -287,7 +282,7 @@ fn bound_instances(script: &Script, classes: &HashMap<&str, Record>) -> Vec<Cand
         .iter()
         .filter_map(|e| match e {
             Expr::Attribute(a) => Some(span(&*a.value)),
-            Expr::Subscript(s) if super::is_target(e) => Some(span(&*s.value)),
+            Expr::Subscript(s) if super::helpers::is_target(e) => Some(span(&*s.value)),
             _ => None,
         })
         .collect();

@@ -30,9 +30,9 @@
 //! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`): an argument keeps
 //! its kind, and a float where a function takes a tensor is no code a person writes.
 
-use super::{dedup, is_target, largest_first, line_of, short};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{dedup, is_target, largest_first, short};
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{
     Expr, Script, SourceOrderVisitor, all_exprs, ast, is_atomic, is_literal, source_order, span,
 };
@@ -40,18 +40,17 @@ use crate::python::{
 pub struct HoistExpressions;
 
 impl Pass for HoistExpressions {
-    fn name(&self) -> &'static str {
-        "hoist_expressions"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("hoist_expressions")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let checks = pure_checks(script);
-        let imports = super::torch_imports(script);
+        let imports = crate::torch::torch_imports(script);
         let mut out = Vec::new();
         let exprs = all_exprs(script.body());
         let statements = expression_statements(script);
@@ -147,7 +146,7 @@ fn makes_tensor(imports: &std::collections::HashMap<String, String>, expr: &Expr
         "asarray",
     ];
     let Expr::Call(call) = expr else { return false };
-    let path = super::torch_path(imports, &call.func)
+    let path = crate::torch::torch_path(imports, &call.func)
         .or_else(|| match &*call.func {
             Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "np" || n.id.as_str() == "numpy") => {
                 Some(format!("numpy.{}", a.attr))
@@ -329,7 +328,7 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
 /// The tests of the `assert`s of a script without torch, which no control guards: hoisting
 /// inside them (`total(items) == 18831` → `items == 18831`) would compare something else.
 fn pure_checks(script: &Script) -> Vec<std::ops::Range<usize>> {
-    if !super::torch_imports(script).is_empty() {
+    if !crate::torch::torch_imports(script).is_empty() {
         return Vec::new();
     }
     crate::python::all_bodies(script.body())
@@ -460,7 +459,7 @@ mod tests {
     use crate::python::{PythonVersion, is_valid};
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&HoistExpressions, text)
+        crate::passes::helpers::candidate_texts(&HoistExpressions, text)
     }
 
     #[test]
@@ -483,19 +482,22 @@ mod tests {
 
     #[test]
     fn an_unrolled_element_comes_out_of_its_list() {
-        let texts =
-            crate::passes::candidate_texts(&HoistExpressions, "d = [*[S for i in r]][0].a\n");
+        let texts = crate::passes::helpers::candidate_texts(
+            &HoistExpressions,
+            "d = [*[S for i in r]][0].a\n",
+        );
         assert!(
             texts.contains(&"d = [S for i in r][0].a\n".to_string()),
             "{texts:?}"
         );
-        let texts = crate::passes::candidate_texts(&HoistExpressions, "d = [S for i in r][0].a\n");
+        let texts =
+            crate::passes::helpers::candidate_texts(&HoistExpressions, "d = [S for i in r][0].a\n");
         assert!(texts.contains(&"d = S.a\n".to_string()), "{texts:?}");
     }
 
     #[test]
     fn a_comprehension_offers_an_element_that_does_not_read_its_names() {
-        let texts = crate::passes::candidate_texts(
+        let texts = crate::passes::helpers::candidate_texts(
             &HoistExpressions,
             "r = [f(k) for s in xs]\nq = [g(s) for s in xs]\n",
         );

@@ -41,9 +41,9 @@
 //! character or none, byte strings, f-strings and implicitly concatenated strings, and
 //! displays of any size; tolerances, annotations, and the keys and strings of dict displays.
 
-use super::{line_of, removed};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::removed;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo, Phase};
 use std::collections::HashSet;
 
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is_literal, span};
@@ -51,12 +51,11 @@ use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is
 pub struct ShrinkValues;
 
 impl Pass for ShrinkValues {
-    fn name(&self) -> &'static str {
-        "shrink_values"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("shrink_values")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -348,7 +347,7 @@ fn first_line(code: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     #[test]
     fn tolerances_and_annotations_do_not_shrink() {
