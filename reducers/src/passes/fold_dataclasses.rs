@@ -43,11 +43,13 @@
 //!   field; `v.f` inside a function or class; an instance read other than as `v.f` (handed
 //!   to a call, it may change), and a field of it that is assigned or is the object of an
 //!   attribute or subscript (`v.lines.append(x)` changes it).
+//! - A value that an f-string's field cannot hold under the script's Python version (before
+//!   3.12, the f-string's own quotes: `f"{inv.number}"` with `number="A-1"`).
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::helpers::{first_param, match_arguments};
+use super::helpers::{f_strings, first_param, fits_f_strings, match_arguments};
 use crate::edit::{Candidate, Edit, apply_edits_within, line_of};
 use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_literal, span};
@@ -113,6 +115,9 @@ impl Pass for FoldDataclasses {
             }
         }
         out.extend(bound_instances(script, &classes));
+        // A value folded into an f-string's field must fit there (its quotes, before 3.12).
+        let f_strings = f_strings(script);
+        out.retain(|c| fits_f_strings(script, &f_strings, &c.edits));
         out
     }
 }
@@ -455,5 +460,24 @@ mod tests {
         // A class whose fields the body does not show is not judged.
         let custom = "from dataclasses import dataclass\n@dataclass\nclass C(Base):\n    a: int\nC(1, 2, 3)\n";
         assert_eq!(misfits(custom), 0);
+    }
+
+    #[test]
+    fn a_value_with_the_f_strings_own_quotes_is_folded_into_its_field_from_python_3_12_on() {
+        use crate::python::PythonVersion;
+        let text = "from dataclasses import dataclass\n@dataclass\nclass C:\n    a: str\nc = C(\"x\")\nprint(f\"{c.a}\")\n";
+        let folds = |version| {
+            let script = Script::parse(text, version).unwrap();
+            FoldDataclasses
+                .candidates(&script)
+                .iter()
+                .map(|c| c.apply(text).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert!(folds(PythonVersion::PY311).is_empty());
+        assert_eq!(
+            folds(PythonVersion::PY312),
+            [text.replace("{c.a}", "{\"x\"}")]
+        );
     }
 }

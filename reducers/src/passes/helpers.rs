@@ -8,7 +8,7 @@ use crate::edit::{
     Candidate, Edit, apply_edits_within, comments_above, deletion_range, indent_at, line_end,
     line_start, reindent, starts_line,
 };
-use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, span};
+use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, is_valid, span};
 
 /// The name of the first parameter of a method: its `self`.
 pub(crate) fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
@@ -168,6 +168,30 @@ pub(crate) fn multi_line_strings(script: &Script, body: &[Stmt]) -> Vec<Range<us
         })
         .map(span)
         .collect()
+}
+
+/// The ranges of the f-strings of `script`.
+pub(crate) fn f_strings(script: &Script) -> Vec<Range<usize>> {
+    all_exprs(script.body())
+        .into_iter()
+        .filter(|e| matches!(e, Expr::FString(_)))
+        .map(span)
+        .collect()
+}
+
+/// Whether `edits`, when one of them reaches into one of `f_strings` (see [`f_strings`]),
+/// leave a script that parses as the version `script` was parsed as: before Python 3.12 a
+/// replacement field cannot hold the f-string's own quote, a backslash or a comment, so what
+/// a field takes depends on the version. Edits that touch no f-string are taken as they are.
+pub(crate) fn fits_f_strings(script: &Script, f_strings: &[Range<usize>], edits: &[Edit]) -> bool {
+    let touches = |e: &Edit| {
+        f_strings
+            .iter()
+            .any(|f| f.start < e.range.end && e.range.start < f.end)
+    };
+    !edits.iter().any(touches)
+        || crate::edit::apply_edits(script.text(), edits)
+            .is_some_and(|text| is_valid(&text, script.version()))
 }
 
 /// The first line of a code snippet, cut to 40 characters, for descriptions.

@@ -19,7 +19,8 @@
 //! Names and literals have no sub-expressions; starred and slice sub-expressions are
 //! skipped, and so is a constant that would be a statement alone (`print(0)` → `0`, `limit
 //! = 0` → `0`): it does nothing, deletion removes it, and in a block of its own it would
-//! stay as `class Config: 0` where deletion leaves `pass`. An assignment or `del` target is
+//! stay as `class Config: 0` where deletion leaves `pass`; nor is a walrus the value of an
+//! assignment kept alone (`name = (n := pick())` → `n := pick()` is no statement). An assignment or `del` target is
 //! only replaced by a sub-expression that can be a target, and of a comprehension, a lambda or a walrus only the parts that do not use the
 //! names they bind are hoisted: the first iterable, an element that does not read them, the
 //! parameters' defaults, the value. A
@@ -309,8 +310,9 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
             names.contains(name) && !(range.start <= at.start && at.end <= range.end)
         });
         // A constant computes nothing: `limit = 0` goes whole (delete_statements), never to
-        // a statement `0`, which is all that a class body emptied this way would hold.
-        if read_elsewhere || is_constant(value) {
+        // a statement `0`, which is all that a class body emptied this way would hold. A
+        // walrus is no statement without the parentheses that its slice leaves out.
+        if read_elsewhere || is_constant(value) || matches!(value, Expr::Named(_)) {
             continue;
         }
         out.push(Candidate::new(

@@ -33,11 +33,13 @@
 //! ## When it cannot apply
 //! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop;
 //! comprehensions that are `async`, nested, filtered, over anything but a display, or whose
-//! element binds names of its own (a lambda, a comprehension, `:=`).
+//! element binds names of its own (a lambda, a comprehension, `:=`); one whose items would go
+//! into an f-string's fields that cannot hold them under the script's Python version (before
+//! 3.12, the f-string's own quotes).
 
 use std::ops::Range;
 
-use super::helpers::{body_at_indent, largest_first};
+use super::helpers::{body_at_indent, f_strings, fits_f_strings, largest_first};
 use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, lines_label, starts_line};
 use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_bodies, span};
@@ -204,6 +206,9 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
             )],
         ));
     }
+    // An item unrolled into an f-string's field must fit there (its quotes, before 3.12).
+    let f_strings = f_strings(script);
+    out.retain(|c| fits_f_strings(script, &f_strings, &c.edits));
     out
 }
 
