@@ -680,3 +680,10 @@ fn an_edit_refused_on_an_earlier_script_is_asked_again_only_before_the_fixpoint(
     // in the round that forgets what was refused, which the fixpoint needs.
     assert_eq!(oracle.0, [2, 2, 2, 2]);
 }
+
+#[test]
+fn a_script_of_comments_alone_has_nothing_to_delete() {
+    let text = "# calibration drifts\n";
+    let out = reduce(text, PASSES, &mut Contains(&["calibration"]), &exhaustive()).unwrap();
+    assert_eq!(out.text, text);
+}

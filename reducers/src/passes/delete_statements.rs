@@ -35,6 +35,10 @@ impl Pass for DeleteStatements {
         for (i, body) in all_bodies(script.body()).into_iter().enumerate() {
             let is_module = i == 0;
             let n = body.len();
+            // A module of comments alone has no statement to delete.
+            if n == 0 {
+                continue;
+            }
             let mut size = n;
             loop {
                 for chunk in body.chunks(size) {
