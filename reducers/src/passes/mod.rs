@@ -1,6 +1,6 @@
-//! The passes, one per file, and their registry: the one list that declares each pass's module
-//! and gives the order a round runs them in. Each file's doc comment is the pass's manual;
-//! what several passes share is in [`helpers`].
+//! The passes, one per file, and their registry: the one list of the passes, in the order a
+//! round runs them. Each file's doc comment is the pass's manual; what several passes share is
+//! in `helpers.rs`.
 
 pub(crate) mod helpers;
 
