@@ -40,7 +40,7 @@ fn candidates(c: &mut Criterion) {
     for pass in PASSES {
         let count: usize = parsed.iter().map(|s| pass.candidates(s).len()).sum();
         group.throughput(Throughput::Elements(count as u64));
-        group.bench_function(pass.name(), |b| {
+        group.bench_function(pass.info().name, |b| {
             b.iter(|| {
                 parsed
                     .iter()

@@ -17,11 +17,14 @@
 use std::collections::HashSet;
 
 use crate::edit::{Edit, apply_edits, line_end, line_start};
-use crate::passes::{torch_imports, torch_path};
 use crate::python::{
-    Expr, PythonVersion, Ranged, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span,
+    Expr, PythonVersion, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span,
 };
 use crate::rungs::Rung;
+use crate::scopes::single_bindings;
+use crate::torch::{compared_sides, torch_imports, torch_path};
+
+pub use crate::torch::compares_tensors;
 
 /// What a control replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -370,55 +373,6 @@ fn compared(script: &Script) -> Compared<'_> {
     out
 }
 
-/// The two sides of every comparison of tensors (`torch.allclose(a, b)`, `torch.equal`,
-/// `torch.testing.assert_close`), a name bound once standing for its value.
-fn compared_sides<'a>(
-    script: &'a Script,
-    imports: &std::collections::HashMap<String, String>,
-) -> Vec<(&'a Expr, &'a Expr)> {
-    let bindings = single_bindings(script);
-    all_exprs(script.body())
-        .into_iter()
-        .filter_map(|expr| {
-            let Expr::Call(call) = expr else { return None };
-            let [a, b, ..] = call.arguments.args.as_ref() else {
-                return None;
-            };
-            is_comparison(torch_path(imports, &call.func).as_deref())
-                .then(|| (side(a, &bindings), side(b, &bindings)))
-        })
-        .collect()
-}
-
-/// Whether the script compares tensors (`torch.allclose(a, b)`, …): an accuracy check.
-pub fn compares_tensors(script: &Script) -> bool {
-    !compared_sides(script, &torch_imports(script)).is_empty()
-}
-
-/// Whether a call of `path` compares two tensors.
-fn is_comparison(path: Option<&str>) -> bool {
-    matches!(
-        path,
-        Some(
-            "torch.allclose"
-                | "torch.equal"
-                | "torch.testing.assert_close"
-                | "torch.testing.assert_allclose"
-        )
-    )
-}
-
-/// A side of a comparison: a name bound once stands for its value.
-fn side<'a>(e: &'a Expr, bindings: &[(&str, &'a Expr)]) -> &'a Expr {
-    match e {
-        Expr::Name(n) => bindings
-            .iter()
-            .find(|(name, _)| *name == n.id.as_str())
-            .map_or(e, |b| b.1),
-        _ => e,
-    }
-}
-
 /// How many comparisons set a reference against a call of the script's own code whose result
 /// reads none of the arguments the call gives it: `fast = FusedRMSNorm(8)(x)` with a
 /// `forward` that returns its weight. The custom computation, the bug, is gone, and the check
@@ -724,29 +678,6 @@ fn root(expr: &Expr) -> Option<&str> {
         Expr::Call(c) => root(&c.func),
         _ => None,
     }
-}
-
-/// The names bound exactly once in the script, by `name = value`, with their values.
-pub(crate) fn single_bindings(script: &Script) -> Vec<(&str, &Expr)> {
-    let scopes = crate::scopes::Scopes::of(script.body());
-    let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for o in scopes.occurrences.iter().filter(|o| o.binds) {
-        *count.entry(o.name).or_default() += 1;
-    }
-    all_bodies(script.body())
-        .into_iter()
-        .flatten()
-        .filter_map(|s| match s {
-            Stmt::Assign(a) => match a.targets.as_slice() {
-                [Expr::Name(n)] if count.get(n.id.as_str()) == Some(&1) => {
-                    Some((n.id.as_str(), &*a.value))
-                }
-                _ => None,
-            },
-            _ => None,
-        })
-        .filter(|(_, v)| v.range().len() > 0.into())
-        .collect()
 }
 
 #[cfg(test)]

@@ -257,6 +257,22 @@ pub fn apply_edits_within(text: &str, range: Range<usize>, edits: &[Edit]) -> Op
     apply_edits(&text[range], &shifted)
 }
 
+/// 1-based line number of a byte offset.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// "line 4" or "lines 4-9" for a byte range.
+pub fn lines_label(text: &str, range: &Range<usize>) -> String {
+    let first = line_of(text, range.start);
+    let last = line_of(text, range.end.saturating_sub(1).max(range.start));
+    if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    }
+}
+
 /// Non-blank lines of a text: the size measure users see.
 pub fn count_lines(text: &str) -> usize {
     text.lines().filter(|l| !l.trim().is_empty()).count()

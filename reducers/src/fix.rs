@@ -18,9 +18,10 @@
 
 use std::collections::HashSet;
 
-use crate::control::{callee, comparisons, inlined_comparisons, single_bindings};
+use crate::control::{callee, comparisons, inlined_comparisons};
 use crate::edit::{Edit, apply_edits};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span};
+use crate::scopes::single_bindings;
 
 /// One edit, made wherever it applies in the custom code.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::passes::torch_imports;
 use crate::python::{Expr, Script, all_exprs, is_literal};
+use crate::torch::torch_imports;
 
 /// The passes that own the arguments below.
 pub const TORCH_PASSES: &[&str] = &["simpler_backend", "cpu_float32"];

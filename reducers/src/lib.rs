@@ -18,10 +18,12 @@ pub mod reduce;
 pub mod rungs;
 pub mod scopes;
 pub mod tautology;
+pub mod torch;
 
 pub use crash::{Computed, Crash, Frame};
 pub use edit::{Candidate, Edit, count_lines};
-pub use pass::{PASSES, Pass};
+pub use pass::{Growth, Pass, PassInfo, Phase};
+pub use passes::PASSES;
 pub use python::{PythonVersion, Script};
 pub use reduce::{
     Interrupted, Options, Oracle, PassStats, Progress, ReduceError, Reduction, StopReason, reduce,

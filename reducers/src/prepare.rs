@@ -1,12 +1,13 @@
 //! Rewrites made once, before a reduction starts; the binary keeps each only if the script
 //! still fails the same way after it.
 
-use crate::edit::{Candidate, Edit, apply_edits, indent_at, line_start, starts_line};
-use crate::pass::Pass;
-use crate::passes::{ShrinkDims, torch_imports, torch_path};
 use std::collections::HashMap;
 
+use crate::edit::{Candidate, Edit, apply_edits, indent_at, line_start, starts_line};
+use crate::pass::Pass;
+use crate::passes::ShrinkDims;
 use crate::python::{Expr, Script, Stmt, all_exprs, child_bodies, span};
+use crate::torch::{torch_imports, torch_path};
 
 /// A repro that compiles more than once (`torch.compile` in two statements, or in one that
 /// runs in a loop or a function), with `torch._dynamo.reset()` inserted before every compile

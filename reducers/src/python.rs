@@ -8,10 +8,11 @@ use ruff_python_ast::ModModule;
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use std::collections::HashSet;
 
-/// A script that parsed without errors, with its text.
+/// A script that parsed without errors, with its text and the Python version it was parsed as.
 pub struct Script {
     text: String,
     parsed: Parsed<ModModule>,
+    version: PythonVersion,
 }
 
 impl Script {
@@ -24,11 +25,21 @@ impl Script {
         if !parsed.errors().is_empty() || !parsed.unsupported_syntax_errors().is_empty() {
             return None;
         }
-        Some(Script { text, parsed })
+        Some(Script {
+            text,
+            parsed,
+            version,
+        })
     }
 
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The Python version the script parsed as: a pass checks against it what it builds
+    /// where the versions differ (an f-string's replacement fields).
+    pub fn version(&self) -> PythonVersion {
+        self.version
     }
 
     /// The module's top-level statements.

@@ -42,8 +42,8 @@ pub trait Oracle {
     }
 
     /// Where `text` (a script the loop accepted) fails, for the passes that read it (see
-    /// [`Pass::reads_crash`]); `None` when the oracle cannot tell. Its cost is charged to the
-    /// pass named in the last [`progress`](Oracle::progress).
+    /// [`PassInfo::reads_crash`](crate::PassInfo::reads_crash)); `None` when the oracle cannot
+    /// tell. Its cost is charged to the pass named in the last [`progress`](Oracle::progress).
     fn crash(&mut self, _text: &str) -> Option<Crash> {
         None
     }
@@ -112,8 +112,8 @@ pub struct PassStats {
     /// Candidates that became part of the script.
     pub accepted: usize,
     pub bytes_removed: usize,
-    /// Pumps (see [`Pass::is_pump`]) that grew the script and were kept, because the rounds
-    /// after them made it smaller than before; and those rolled back.
+    /// Pumps (see [`Growth::Pump`](crate::Growth::Pump)) that grew the script and were kept,
+    /// because the rounds after them made it smaller than before; and those rolled back.
     pub pumps_kept: usize,
     pub pumps_rolled_back: usize,
 }
@@ -201,8 +201,8 @@ pub fn boilerplate_lines(script: &Script) -> usize {
 }
 
 /// Reduces `text` with `passes` in rounds until the stop rule holds. When it stops at the
-/// target, the passes that finish (see [`Pass::finishes`]: comments, blank lines, unused
-/// imports) still run once.
+/// target, the passes that finish (see [`PassInfo::finishes`](crate::PassInfo::finishes):
+/// comments, blank lines, unused imports) still run once.
 ///
 /// Every accepted script is smaller than the one before (see `smaller`), so the loop ends. Within a
 /// pass, candidates are judged `window` at a time; the first win of a window is accepted,
@@ -220,7 +220,7 @@ pub fn reduce(
     let stats = passes
         .iter()
         .map(|p| PassStats {
-            name: p.name(),
+            name: p.info().name,
             ..PassStats::default()
         })
         .collect();
@@ -246,7 +246,11 @@ pub fn reduce(
     if stop == StopReason::TargetReached {
         // Stopping early must not leave comments, runs of blank lines and unused imports
         // behind.
-        for (i, pass) in passes.iter().enumerate().filter(|(_, p)| p.finishes()) {
+        for (i, pass) in passes
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.info().finishes())
+        {
             if run.pass(i, *pass, true, None) == Err(Interrupted) {
                 interrupted = true;
                 break;
@@ -330,9 +334,9 @@ impl Run<'_> {
     }
 
     /// Rounds of the passes until the target is met, a round of every pass changes nothing,
-    /// or the oracle is interrupted. The fine passes (see [`Pass::is_fine`]) wait for a
-    /// round of the others that changed nothing; after a round that changed something, the
-    /// next one leaves them out again.
+    /// or the oracle is interrupted. The fine passes (see [`Phase::Fine`](crate::Phase::Fine))
+    /// wait for a round of the others that changed nothing; after a round that changed
+    /// something, the next one leaves them out again.
     fn rounds(&mut self, passes: &[&dyn Pass]) -> StopReason {
         let (mut patient, mut fine) = (false, false);
         loop {
@@ -350,21 +354,21 @@ impl Run<'_> {
             // nothing up for another round.
             let mut progressed = false;
             for (n, &i) in order.iter().enumerate() {
-                if passes[i].is_fine() && !fine {
+                if passes[i].info().is_fine() && !fine {
                     continue;
                 }
                 let accepted = self.stats[i].accepted;
                 let following = order[n + 1..]
                     .iter()
                     .map(|&j| passes[j])
-                    .find(|p| fine || !p.is_fine());
+                    .find(|p| fine || !p.info().is_fine());
                 let end = self.pass(i, passes[i], patient, following);
                 let won = self.stats[i].accepted != accepted;
-                if passes[i].reads_crash() {
+                if passes[i].info().reads_crash {
                     crash_read = true;
                     crash_won |= won;
                 }
-                progressed |= won && !passes[i].is_cosmetic();
+                progressed |= won && !passes[i].info().is_cosmetic();
                 match end {
                     Err(Interrupted) => return StopReason::Interrupted,
                     Ok(PassEnd::TargetReached) => return StopReason::TargetReached,
@@ -447,8 +451,9 @@ impl Run<'_> {
         let mut order: Vec<usize> = (0..passes.len()).collect();
         order.sort_by(|&a, &b| {
             passes[a]
+                .info()
                 .is_cosmetic()
-                .cmp(&passes[b].is_cosmetic())
+                .cmp(&passes[b].info().is_cosmetic())
                 .then(band(b).cmp(&band(a)))
         });
         order
@@ -458,7 +463,7 @@ impl Run<'_> {
     /// that reads where the script fails gets none once it came away empty-handed
     /// `CRASH_PATIENCE` rounds in a row: asking costs a run of the script.
     fn proposals(&mut self, pass: &dyn Pass) -> Vec<Candidate> {
-        let candidates = if !pass.reads_crash() {
+        let candidates = if !pass.info().reads_crash {
             pass.candidates(&self.current)
         } else if self.crash_misses >= CRASH_PATIENCE {
             Vec::new()
@@ -515,7 +520,7 @@ impl Run<'_> {
     ) -> Result<PassEnd, Interrupted> {
         let none = Refused::default();
         self.oracle
-            .progress(&progress(pass.name(), self.round, &self.current));
+            .progress(&progress(pass.info().name, self.round, &self.current));
         let mut candidates = self.proposals(pass);
         self.note_skips(&candidates, refused.as_deref());
         let mut cursor = 0;
@@ -535,9 +540,9 @@ impl Run<'_> {
             // calls itself through another one would go on for ever).
             // Nor may a pump grow again a script it was rolled back to: its values may change
             // from run to run (see `freeze_values`), so its texts are new every time.
-            let grows = (pass.may_grow()
+            let grows = (pass.info().may_grow()
                 && grown < MAX_GROWTH
-                && !(pass.is_pump() && self.rolled_back.contains(self.current.text())))
+                && !(pass.info().is_pump() && self.rolled_back.contains(self.current.text())))
             .then_some(&self.accepted);
             let rules = Rules::of(pass, &self.current, self.constant_asserts);
             let (window, next) = fill_window(
@@ -656,7 +661,7 @@ impl Run<'_> {
             self.accepted.insert(accepted.clone());
             let grew = accepted.len() > self.current.text().len();
             grown = if grew { grown + 1 } else { 0 };
-            if pass.is_pump() && grew {
+            if pass.info().is_pump() && grew {
                 self.pumps.push(Pump {
                     before: self.current.text().to_string(),
                     pass: i,
@@ -667,9 +672,9 @@ impl Run<'_> {
                 Script::parse(accepted, self.options.version).expect("accepted scripts parse");
             self.oracle.progress(&Progress {
                 step: Some(&step),
-                ..progress(pass.name(), self.round, &self.current)
+                ..progress(pass.info().name, self.round, &self.current)
             });
-            if self.target_met() && !pass.finishes() {
+            if self.target_met() && !pass.info().finishes() {
                 self.ahead.stale();
                 return Ok(PassEnd::TargetReached);
             }
@@ -685,7 +690,7 @@ impl Run<'_> {
 struct Following {
     candidates: Vec<Candidate>,
     rules: Rules,
-    /// Whether it may grow the script (see [`Pass::may_grow`]).
+    /// Whether it may grow the script (see [`PassInfo::may_grow`](crate::PassInfo::may_grow)).
     grows: bool,
 }
 
@@ -697,13 +702,13 @@ impl Following {
         constant_asserts: usize,
         message: Option<&str>,
     ) -> Option<Following> {
-        if pass.reads_crash() {
+        if pass.info().reads_crash {
             return None;
         }
         Some(Following {
             candidates: unprotected(pass.candidates(current), current, message),
             rules: Rules::of(pass, current, constant_asserts),
-            grows: pass.may_grow(),
+            grows: pass.info().may_grow(),
         })
     }
 }
@@ -893,7 +898,7 @@ impl Rules {
         Rules {
             constant_asserts,
             // The arguments the torch passes own keep their kind under any other pass.
-            kinds: (!kinds::TORCH_PASSES.contains(&pass.name()))
+            kinds: (!kinds::TORCH_PASSES.contains(&pass.info().name))
                 .then(|| kinds::owned_values(current)),
             module_values: kinds::module_values(current),
             bound_names: {

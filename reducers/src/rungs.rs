@@ -6,9 +6,11 @@
 
 use std::collections::HashMap;
 
+use crate::edit::{Candidate, line_of};
 use crate::pass::Pass;
-use crate::passes::{CpuFloat32, ShrinkDims, SimplerBackend, line_of, torch_imports, torch_path};
+use crate::passes::{CpuFloat32, ShrinkDims, SimplerBackend};
 use crate::python::{Expr, PythonVersion, Script, Stmt, all_bodies, all_exprs, span};
+use crate::torch::{torch_imports, torch_path};
 
 /// One rung of the ladder, top (most specific) first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +89,7 @@ impl Rung {
     }
 
     /// The candidates of the pass that owns this rung that step down it.
-    fn steps(self, script: &Script) -> Vec<crate::Candidate> {
+    fn steps(self, script: &Script) -> Vec<Candidate> {
         let is_step = |d: &str| match self {
             Rung::Cpu => {
                 d.contains("cuda")

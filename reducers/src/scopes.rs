@@ -6,10 +6,12 @@
 //! at module level too; class bodies are skipped when a name used inside one of their
 //! methods is looked up.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use crate::python::{Expr, SourceOrderVisitor, Stmt, ast, source_order, span};
+use crate::python::{
+    Expr, Ranged, Script, SourceOrderVisitor, Stmt, all_bodies, ast, source_order, span,
+};
 
 /// What kind of scope a [`Scope`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,6 +321,29 @@ impl<'a> SourceOrderVisitor<'a> for Scopes<'a> {
     fn visit_identifier(&mut self, identifier: &'a ast::Identifier) {
         self.bind_here(identifier);
     }
+}
+
+/// The names bound exactly once in the script, by `name = value`, with their values.
+pub(crate) fn single_bindings(script: &Script) -> Vec<(&str, &Expr)> {
+    let scopes = Scopes::of(script.body());
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for o in scopes.occurrences.iter().filter(|o| o.binds) {
+        *count.entry(o.name).or_default() += 1;
+    }
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::Assign(a) => match a.targets.as_slice() {
+                [Expr::Name(n)] if count.get(n.id.as_str()) == Some(&1) => {
+                    Some((n.id.as_str(), &*a.value))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|(_, v)| v.range().len() > 0.into())
+        .collect()
 }
 
 #[cfg(test)]

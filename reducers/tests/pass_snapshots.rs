@@ -8,7 +8,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use scrub_reducers::pass::by_name;
+use scrub_reducers::passes::by_name;
 use scrub_reducers::python::{PythonVersion, Script, is_valid};
 use scrub_reducers::{Computed, Crash, Frame};
 use similar::TextDiff;
@@ -25,7 +25,7 @@ fn render(path: &Path) -> String {
     let pass = by_name(pass_name).unwrap_or_else(|| panic!("no pass is named {pass_name}"));
     let text = std::fs::read_to_string(path).expect("fixture is readable");
     let script = Script::parse(text.as_str(), VERSION).expect("fixture parses");
-    let candidates = if pass.reads_crash() {
+    let candidates = if pass.info().reads_crash {
         pass.candidates_at(&script, &crash_of(path))
     } else {
         pass.candidates(&script)

@@ -262,15 +262,15 @@ fn the_fine_passes_wait_until_the_others_change_nothing() {
     /// Hoists, and records every script it was asked about.
     struct Spy(Mutex<Vec<String>>);
     impl scrub_reducers::Pass for Spy {
-        fn name(&self) -> &'static str {
-            "spy"
+        fn info(&self) -> scrub_reducers::PassInfo {
+            scrub_reducers::PassInfo {
+                phase: scrub_reducers::Phase::Fine,
+                ..scrub_reducers::PassInfo::new("spy")
+            }
         }
         fn candidates(&self, script: &Script) -> Vec<Candidate> {
             self.0.lock().unwrap().push(script.text().to_string());
             HoistExpressions.candidates(script)
-        }
-        fn is_fine(&self) -> bool {
-            true
         }
     }
     let spy = Spy(Mutex::new(Vec::new()));
@@ -315,8 +315,11 @@ fn a_pass_that_may_grow_the_script_steps_down_its_ladder_once() {
 struct Doubler;
 
 impl scrub_reducers::Pass for Doubler {
-    fn name(&self) -> &'static str {
-        "doubler"
+    fn info(&self) -> scrub_reducers::PassInfo {
+        scrub_reducers::PassInfo {
+            growth: scrub_reducers::Growth::Pump,
+            ..scrub_reducers::PassInfo::new("doubler")
+        }
     }
 
     fn candidates(&self, script: &scrub_reducers::python::Script) -> Vec<Candidate> {
@@ -328,14 +331,6 @@ impl scrub_reducers::Pass for Doubler {
             )],
             _ => Vec::new(),
         }
-    }
-
-    fn may_grow(&self) -> bool {
-        true
-    }
-
-    fn is_pump(&self) -> bool {
-        true
     }
 }
 
@@ -643,8 +638,8 @@ fn an_edit_refused_on_an_earlier_script_is_asked_again_only_before_the_fixpoint(
     /// One candidate per line: delete it.
     struct DeleteLines;
     impl scrub_reducers::pass::Pass for DeleteLines {
-        fn name(&self) -> &'static str {
-            "delete_lines"
+        fn info(&self) -> scrub_reducers::PassInfo {
+            scrub_reducers::PassInfo::new("delete_lines")
         }
         fn candidates(&self, script: &scrub_reducers::Script) -> Vec<Candidate> {
             let mut out = Vec::new();
@@ -684,4 +679,11 @@ fn an_edit_refused_on_an_earlier_script_is_asked_again_only_before_the_fixpoint(
     // Once on the start, where the window's first win came before it; once on the result,
     // in the round that forgets what was refused, which the fixpoint needs.
     assert_eq!(oracle.0, [2, 2, 2, 2]);
+}
+
+#[test]
+fn a_script_of_comments_alone_has_nothing_to_delete() {
+    let text = "# calibration drifts\n";
+    let out = reduce(text, PASSES, &mut Contains(&["calibration"]), &exhaustive()).unwrap();
+    assert_eq!(out.text, text);
 }

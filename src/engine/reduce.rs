@@ -612,11 +612,9 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     workers.stop_zygotes();
     // Comments and blank lines alone do not make a repro smaller: it was already minimal.
     let only_cosmetic = prepared.is_empty()
-        && reduction
-            .passes
-            .iter()
-            .filter(|p| p.accepted > 0)
-            .all(|p| scrub_reducers::pass::by_name(p.name).is_some_and(|p| p.is_cosmetic()));
+        && reduction.passes.iter().filter(|p| p.accepted > 0).all(|p| {
+            scrub_reducers::passes::by_name(p.name).is_some_and(|p| p.info().is_cosmetic())
+        });
     // The result is what a reader pastes: no `# scrub:` directive stays in it, the user's own
     // included (each candidate is verified without them).
     let unmarked = |t: &str| {
@@ -959,7 +957,7 @@ fn without_seed(
     accept_prepared(&text, what, prepared, oracle, console, run_dir);
     let tidy: Vec<&dyn scrub_reducers::Pass> = ["drop_imports", "tidy_blank_lines"]
         .into_iter()
-        .filter_map(scrub_reducers::pass::by_name)
+        .filter_map(scrub_reducers::passes::by_name)
         .collect();
     let again = scrub_reducers::reduce(&text, &tidy, oracle, options)?;
     for row in again.passes {

@@ -21,21 +21,20 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{combine, line_of};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::combine;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, span};
 
 pub struct ArgparseDefaults;
 
 impl Pass for ArgparseDefaults {
-    fn name(&self) -> &'static str {
-        "argparse_defaults"
-    }
-
     /// A default is often longer than `args.name`; the parser it leaves dead is longer still.
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Ladder,
+            ..PassInfo::new("argparse_defaults")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -170,7 +169,7 @@ fn defaults(script: &Script) -> HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     const SCRIPT: &str = "import argparse\np = argparse.ArgumentParser()\np.add_argument(\"--boards\", default=\"a,b\")\np.add_argument(\"--samples\", type=int, default=\"3\")\np.add_argument(\"-v\", \"--verbose\", action=\"store_true\")\np.add_argument(\"targets\", nargs=\"*\", default=[\"git\"])\nargs = p.parse_args()\nrun(args.boards, args.samples, args.verbose, args.targets)\n";
 

@@ -40,17 +40,17 @@
 
 use std::ops::Range;
 
-use super::{first_param, line_of, match_arguments};
-use crate::edit::{Candidate, Edit, list_item_range};
-use crate::pass::Pass;
+use super::helpers::{first_param, match_arguments};
+use crate::edit::{Candidate, Edit, line_of, list_item_range};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, exprs_of, is_atomic, span};
 use crate::scopes::{ScopeKind, Scopes};
 
 pub struct BindArguments;
 
 impl Pass for BindArguments {
-    fn name(&self) -> &'static str {
-        "bind_arguments"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("bind_arguments")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -360,7 +360,7 @@ fn remove_items(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     fn results(text: &str) -> Vec<String> {
         candidate_texts(&BindArguments, text)
@@ -441,7 +441,7 @@ mod tests {
     fn step(pass: &dyn Pass, text: &str, pick: impl Fn(&str) -> bool) -> String {
         let texts = candidate_texts(pass, text);
         let found = texts.iter().find(|t| pick(t)).cloned();
-        found.unwrap_or_else(|| panic!("no candidate of {} fits: {texts:#?}", pass.name()))
+        found.unwrap_or_else(|| panic!("no candidate of {} fits: {texts:#?}", pass.info().name))
     }
 
     #[test]

@@ -34,10 +34,11 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::{line_of, short, torch_imports, torch_path};
-use crate::edit::{Candidate, Edit, list_item_range};
-use crate::pass::Pass;
+use super::helpers::short;
+use crate::edit::{Candidate, Edit, line_of, list_item_range};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Ranged, Script, all_exprs, ast, span};
+use crate::torch::{torch_imports, torch_path};
 
 pub struct CpuFloat32;
 
@@ -87,12 +88,11 @@ struct Site {
 }
 
 impl Pass for CpuFloat32 {
-    fn name(&self) -> &'static str {
-        "cpu_float32"
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Ladder,
+            ..PassInfo::new("cpu_float32")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -381,7 +381,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&CpuFloat32, text)
+        crate::passes::helpers::candidate_texts(&CpuFloat32, text)
     }
 
     #[test]

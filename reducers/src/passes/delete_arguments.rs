@@ -24,9 +24,9 @@
 //! ## When it cannot apply
 //! Calls without arguments; bases other than plain names of module-level classes.
 
-use super::{is_identifier, largest_first, line_of, short};
-use crate::edit::{Candidate, Edit, list_item_range};
-use crate::pass::Pass;
+use super::helpers::{is_identifier, largest_first, short};
+use crate::edit::{Candidate, Edit, line_of, list_item_range};
+use crate::pass::{Pass, PassInfo, Phase};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -35,17 +35,16 @@ use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, ast, span
 pub struct DeleteArguments;
 
 impl Pass for DeleteArguments {
-    fn name(&self) -> &'static str {
-        "delete_arguments"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("delete_arguments")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
-        let torch = !super::torch_imports(script).is_empty();
+        let torch = !crate::torch::torch_imports(script).is_empty();
         let mut out = Vec::new();
         let calls = all_exprs(script.body())
             .into_iter()
@@ -278,7 +277,7 @@ mod tests {
     use crate::python::PythonVersion;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&DeleteArguments, text)
+        crate::passes::helpers::candidate_texts(&DeleteArguments, text)
     }
 
     #[test]

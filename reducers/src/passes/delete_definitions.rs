@@ -17,16 +17,16 @@
 
 use std::collections::HashSet;
 
-use super::{combine, delete_stmts, lines_label};
-use crate::edit::{Candidate, Edit, deletion_range, own_lines};
-use crate::pass::Pass;
+use super::helpers::{combine, delete_stmts};
+use crate::edit::{Candidate, Edit, deletion_range, lines_label, own_lines};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Script, Stmt, all_bodies, ast, referenced_names, span};
 
 pub struct DeleteDefinitions;
 
 impl Pass for DeleteDefinitions {
-    fn name(&self) -> &'static str {
-        "delete_definitions"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("delete_definitions")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {

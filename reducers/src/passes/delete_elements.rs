@@ -18,20 +18,19 @@
 
 use std::ops::Range;
 
-use super::{largest_first, line_of};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::largest_first;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{Expr, Script, all_exprs, span};
 
 pub struct DeleteElements;
 
 impl Pass for DeleteElements {
-    fn name(&self) -> &'static str {
-        "delete_elements"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("delete_elements")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -91,7 +90,7 @@ impl Pass for DeleteElements {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     #[test]
     fn a_one_element_list_is_not_emptied() {

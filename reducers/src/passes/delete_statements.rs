@@ -17,16 +17,16 @@
 //! A block emptied completely becomes `pass`, unless it is `pass` already; the module itself
 //! is never emptied (the empty script is checked once before reducing).
 
-use super::{dedup, delete_stmts, is_no_op, largest_first, lines_label, short};
-use crate::edit::{Candidate, ends_line, starts_line};
-use crate::pass::Pass;
+use super::helpers::{dedup, delete_stmts, is_no_op, largest_first, short};
+use crate::edit::{Candidate, ends_line, lines_label, starts_line};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Script, all_bodies, span};
 
 pub struct DeleteStatements;
 
 impl Pass for DeleteStatements {
-    fn name(&self) -> &'static str {
-        "delete_statements"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("delete_statements")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -35,6 +35,10 @@ impl Pass for DeleteStatements {
         for (i, body) in all_bodies(script.body()).into_iter().enumerate() {
             let is_module = i == 0;
             let n = body.len();
+            // A module of comments alone has no statement to delete.
+            if n == 0 {
+                continue;
+            }
             let mut size = n;
             loop {
                 for chunk in body.chunks(size) {

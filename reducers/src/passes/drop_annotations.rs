@@ -19,16 +19,15 @@
 //! An annotation without a value (`x: int`, a dataclass field's declaration) stays: it is
 //! what declares the name.
 
-use super::line_of;
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Ranged, Script, Stmt, all_bodies, ast, span};
 
 pub struct DropAnnotations;
 
 impl Pass for DropAnnotations {
-    fn name(&self) -> &'static str {
-        "drop_annotations"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("drop_annotations")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -92,7 +91,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&DropAnnotations, text)
+        crate::passes::helpers::candidate_texts(&DropAnnotations, text)
     }
 
     #[test]

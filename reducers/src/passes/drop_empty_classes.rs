@@ -38,17 +38,23 @@
 
 use std::collections::HashSet;
 
-use super::{first_param, lines_label};
-use crate::edit::{Candidate, Edit, deletion_range};
-use crate::pass::Pass;
+use super::helpers::first_param;
+use crate::edit::{Candidate, Edit, deletion_range, lines_label};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_literal, span};
 use crate::scopes::Scopes;
 
 pub struct DropEmptyClasses;
 
 impl Pass for DropEmptyClasses {
-    fn name(&self) -> &'static str {
-        "drop_empty_classes"
+    /// The base's name may be longer than the class's (`nn.Module()` for `M()`), and a
+    /// class called often may then grow the script by bytes; it always loses the class, so
+    /// the loop still ends.
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Ladder,
+            ..PassInfo::new("drop_empty_classes")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -62,13 +68,6 @@ impl Pass for DropEmptyClasses {
                 _ => None,
             })
             .collect()
-    }
-
-    /// The base's name may be longer than the class's (`nn.Module()` for `M()`), and a
-    /// class called often may then grow the script by bytes; it always loses the class, so
-    /// the loop still ends.
-    fn may_grow(&self) -> bool {
-        true
     }
 }
 
@@ -258,7 +257,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&DropEmptyClasses, text)
+        crate::passes::helpers::candidate_texts(&DropEmptyClasses, text)
     }
 
     #[test]

@@ -23,21 +23,20 @@
 
 use std::collections::HashSet;
 
-use super::{combine, dedup, delete_stmt, delete_stmts, lines_label, short};
-use crate::edit::{Candidate, Edit, list_item_range};
-use crate::pass::Pass;
+use super::helpers::{combine, dedup, delete_stmt, delete_stmts, short};
+use crate::edit::{Candidate, Edit, lines_label, list_item_range};
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{Expr, Script, Stmt, all_bodies, ast, referenced_names, span};
 use crate::scopes::Scopes;
 
 pub struct DropImports;
 
 impl Pass for DropImports {
-    fn name(&self) -> &'static str {
-        "drop_imports"
-    }
-
-    fn finishes(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::MainAndFinish,
+            ..PassInfo::new("drop_imports")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -241,7 +240,7 @@ mod tests {
     use crate::python::{PythonVersion, is_valid};
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&DropImports, text)
+        crate::passes::helpers::candidate_texts(&DropImports, text)
     }
 
     #[test]

@@ -29,18 +29,17 @@
 use std::collections::HashSet;
 
 use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, is_atomic, span};
 
 pub struct DropParentheses;
 
 impl Pass for DropParentheses {
-    fn name(&self) -> &'static str {
-        "drop_parentheses"
-    }
-
-    fn is_cosmetic(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Cosmetic,
+            ..PassInfo::new("drop_parentheses")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -196,7 +195,7 @@ fn standing_alone(body: &[Stmt], exprs: &[&Expr]) -> HashSet<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     fn dropped(text: &str) -> Vec<String> {
         candidate_texts(&DropParentheses, text)

@@ -30,16 +30,16 @@
 //! so are the objects setup creates (`log = logging.getLogger()`), which `delete_statements`
 //! and `delete_definitions` remove once nothing uses them.
 
-use super::{combine, delete_stmt, lines_label, short};
-use crate::edit::Candidate;
-use crate::pass::Pass;
+use super::helpers::{combine, delete_stmt, short};
+use crate::edit::{Candidate, lines_label};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_bodies, span};
 
 pub struct DropSetup;
 
 impl Pass for DropSetup {
-    fn name(&self) -> &'static str {
-        "drop_setup"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("drop_setup")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -136,7 +136,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&DropSetup, text)
+        crate::passes::helpers::candidate_texts(&DropSetup, text)
     }
 
     #[test]

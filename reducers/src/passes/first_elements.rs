@@ -34,24 +34,19 @@
 //! than one `for`, a target other than a name, or a lambda, comprehension or f-string in its
 //! element; a subscript that is assigned to.
 
-use super::{combine, is_target, lines_label, short};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{combine, is_target, short};
+use crate::edit::{Candidate, Edit, lines_label};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, all_exprs, ast, exprs_of, is_atomic, span};
 
 pub struct FirstElements;
 
 impl Pass for FirstElements {
-    fn name(&self) -> &'static str {
-        "first_elements"
-    }
-
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("first_elements")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -457,7 +452,7 @@ fn comprehension(script: &Script, iter: &Expr) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     fn folds(text: &str) -> Vec<String> {
         candidate_texts(&FirstElements, text)

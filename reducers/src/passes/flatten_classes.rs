@@ -55,19 +55,23 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::{body_at_indent_with, first_param, lines_label, match_arguments};
+use super::helpers::{body_at_indent_with, first_param, match_arguments};
 use crate::edit::{
-    Candidate, Edit, deletion_range, ends_line, indent_at, line_end, line_start, starts_line,
+    Candidate, Edit, deletion_range, ends_line, indent_at, line_end, line_start, lines_label,
+    starts_line,
 };
-use crate::pass::Pass;
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, ast, span};
 use crate::scopes::{Occurrence, ScopeKind, Scopes};
 
 pub struct FlattenClasses;
 
 impl Pass for FlattenClasses {
-    fn name(&self) -> &'static str {
-        "flatten_classes"
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("flatten_classes")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -99,14 +103,6 @@ impl Pass for FlattenClasses {
             .collect();
         out.extend(detach_methods(script, &scopes, &exprs));
         out
-    }
-
-    fn may_grow(&self) -> bool {
-        true
-    }
-
-    fn is_pump(&self) -> bool {
-        true
     }
 }
 
@@ -445,7 +441,7 @@ fn detach_methods(script: &Script, scopes: &Scopes, exprs: &[&Expr]) -> Vec<Cand
                     lines_label(text, &span(member))
                 ),
                 vec![
-                    super::delete_stmt(script, &class.body, i, false),
+                    super::helpers::delete_stmt(script, &class.body, i, false),
                     Edit::replace(after_class..after_class, function),
                     Edit::replace(call_target, name.to_string()),
                 ],
@@ -837,7 +833,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&FlattenClasses, text)
+        crate::passes::helpers::candidate_texts(&FlattenClasses, text)
     }
 
     #[test]

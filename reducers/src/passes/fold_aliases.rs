@@ -28,17 +28,17 @@
 
 use std::ops::Range;
 
-use super::{delete_stmt, is_identifier, line_of, short};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{delete_stmt, is_identifier, short};
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, span};
 use crate::scopes::{ScopeKind, Scopes};
 
 pub struct FoldAliases;
 
 impl Pass for FoldAliases {
-    fn name(&self) -> &'static str {
-        "fold_aliases"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("fold_aliases")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -218,7 +218,7 @@ fn constant_getattrs(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     fn folds(text: &str) -> Vec<String> {
         candidate_texts(&FoldAliases, text)

@@ -43,30 +43,27 @@
 //!   field; `v.f` inside a function or class; an instance read other than as `v.f` (handed
 //!   to a call, it may change), and a field of it that is assigned or is the object of an
 //!   attribute or subscript (`v.lines.append(x)` changes it).
+//! - A value that an f-string's field cannot hold under the script's Python version (before
+//!   3.12, the f-string's own quotes: `f"{inv.number}"` with `number="A-1"`).
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::{first_param, line_of, match_arguments};
-use crate::edit::{Candidate, Edit, apply_edits_within};
-use crate::pass::Pass;
+use super::helpers::{f_strings, first_param, fits_f_strings, match_arguments};
+use crate::edit::{Candidate, Edit, apply_edits_within, line_of};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, is_literal, span};
 
 pub struct FoldDataclasses;
 
 impl Pass for FoldDataclasses {
-    fn name(&self) -> &'static str {
-        "fold_dataclasses"
-    }
-
     /// A method's expression may be longer than its call (`Line(3, p).gross()`): it is kept
     /// when deletion then gets further (the class, once nothing builds it).
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("fold_dataclasses")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -118,6 +115,9 @@ impl Pass for FoldDataclasses {
             }
         }
         out.extend(bound_instances(script, &classes));
+        // A value folded into an f-string's field must fit there (its quotes, before 3.12).
+        let f_strings = f_strings(script);
+        out.retain(|c| fits_f_strings(script, &f_strings, &c.edits));
         out
     }
 }
@@ -270,7 +270,7 @@ fn bound_instances(script: &Script, classes: &HashMap<&str, Record>) -> Vec<Cand
     let mut stores: HashMap<&str, usize> = HashMap::new();
     for e in &exprs {
         if let Expr::Name(n) = e
-            && super::is_target(e)
+            && super::helpers::is_target(e)
         {
             *stores.entry(n.id.as_str()).or_default() += 1;
         }
@@ -287,7 +287,7 @@ fn bound_instances(script: &Script, classes: &HashMap<&str, Record>) -> Vec<Cand
         .iter()
         .filter_map(|e| match e {
             Expr::Attribute(a) => Some(span(&*a.value)),
-            Expr::Subscript(s) if super::is_target(e) => Some(span(&*s.value)),
+            Expr::Subscript(s) if super::helpers::is_target(e) => Some(span(&*s.value)),
             _ => None,
         })
         .collect();
@@ -460,5 +460,24 @@ mod tests {
         // A class whose fields the body does not show is not judged.
         let custom = "from dataclasses import dataclass\n@dataclass\nclass C(Base):\n    a: int\nC(1, 2, 3)\n";
         assert_eq!(misfits(custom), 0);
+    }
+
+    #[test]
+    fn a_value_with_the_f_strings_own_quotes_is_folded_into_its_field_from_python_3_12_on() {
+        use crate::python::PythonVersion;
+        let text = "from dataclasses import dataclass\n@dataclass\nclass C:\n    a: str\nc = C(\"x\")\nprint(f\"{c.a}\")\n";
+        let folds = |version| {
+            let script = Script::parse(text, version).unwrap();
+            FoldDataclasses
+                .candidates(&script)
+                .iter()
+                .map(|c| c.apply(text).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert!(folds(PythonVersion::PY311).is_empty());
+        assert_eq!(
+            folds(PythonVersion::PY312),
+            [text.replace("{c.a}", "{\"x\"}")]
+        );
     }
 }

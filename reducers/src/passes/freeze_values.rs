@@ -40,7 +40,7 @@ use std::ops::Range;
 
 use crate::crash::{Computed, Crash};
 use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, all_exprs, imported_names, span};
 
 pub struct FreezeValues;
@@ -50,24 +50,16 @@ pub struct FreezeValues;
 const MAX_CANDIDATES: usize = 24;
 
 impl Pass for FreezeValues {
-    fn name(&self) -> &'static str {
-        "freeze_values"
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            reads_crash: true,
+            ..PassInfo::new("freeze_values")
+        }
     }
 
     fn candidates(&self, _script: &Script) -> Vec<Candidate> {
         Vec::new()
-    }
-
-    fn reads_crash(&self) -> bool {
-        true
-    }
-
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
     }
 
     fn candidates_at(&self, script: &Script, crash: &Crash) -> Vec<Candidate> {

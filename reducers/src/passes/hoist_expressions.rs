@@ -19,7 +19,8 @@
 //! Names and literals have no sub-expressions; starred and slice sub-expressions are
 //! skipped, and so is a constant that would be a statement alone (`print(0)` → `0`, `limit
 //! = 0` → `0`): it does nothing, deletion removes it, and in a block of its own it would
-//! stay as `class Config: 0` where deletion leaves `pass`. An assignment or `del` target is
+//! stay as `class Config: 0` where deletion leaves `pass`; nor is a walrus the value of an
+//! assignment kept alone (`name = (n := pick())` → `n := pick()` is no statement). An assignment or `del` target is
 //! only replaced by a sub-expression that can be a target, and of a comprehension, a lambda or a walrus only the parts that do not use the
 //! names they bind are hoisted: the first iterable, an element that does not read them, the
 //! parameters' defaults, the value. A
@@ -30,9 +31,9 @@
 //! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`): an argument keeps
 //! its kind, and a float where a function takes a tensor is no code a person writes.
 
-use super::{dedup, is_target, largest_first, line_of, short};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{dedup, is_target, largest_first, short};
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{
     Expr, Script, SourceOrderVisitor, all_exprs, ast, is_atomic, is_literal, source_order, span,
 };
@@ -40,18 +41,17 @@ use crate::python::{
 pub struct HoistExpressions;
 
 impl Pass for HoistExpressions {
-    fn name(&self) -> &'static str {
-        "hoist_expressions"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("hoist_expressions")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let checks = pure_checks(script);
-        let imports = super::torch_imports(script);
+        let imports = crate::torch::torch_imports(script);
         let mut out = Vec::new();
         let exprs = all_exprs(script.body());
         let statements = expression_statements(script);
@@ -147,7 +147,7 @@ fn makes_tensor(imports: &std::collections::HashMap<String, String>, expr: &Expr
         "asarray",
     ];
     let Expr::Call(call) = expr else { return false };
-    let path = super::torch_path(imports, &call.func)
+    let path = crate::torch::torch_path(imports, &call.func)
         .or_else(|| match &*call.func {
             Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "np" || n.id.as_str() == "numpy") => {
                 Some(format!("numpy.{}", a.attr))
@@ -310,8 +310,9 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
             names.contains(name) && !(range.start <= at.start && at.end <= range.end)
         });
         // A constant computes nothing: `limit = 0` goes whole (delete_statements), never to
-        // a statement `0`, which is all that a class body emptied this way would hold.
-        if read_elsewhere || is_constant(value) {
+        // a statement `0`, which is all that a class body emptied this way would hold. A
+        // walrus is no statement without the parentheses that its slice leaves out.
+        if read_elsewhere || is_constant(value) || matches!(value, Expr::Named(_)) {
             continue;
         }
         out.push(Candidate::new(
@@ -329,7 +330,7 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
 /// The tests of the `assert`s of a script without torch, which no control guards: hoisting
 /// inside them (`total(items) == 18831` → `items == 18831`) would compare something else.
 fn pure_checks(script: &Script) -> Vec<std::ops::Range<usize>> {
-    if !super::torch_imports(script).is_empty() {
+    if !crate::torch::torch_imports(script).is_empty() {
         return Vec::new();
     }
     crate::python::all_bodies(script.body())
@@ -460,7 +461,7 @@ mod tests {
     use crate::python::{PythonVersion, is_valid};
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&HoistExpressions, text)
+        crate::passes::helpers::candidate_texts(&HoistExpressions, text)
     }
 
     #[test]
@@ -483,19 +484,22 @@ mod tests {
 
     #[test]
     fn an_unrolled_element_comes_out_of_its_list() {
-        let texts =
-            crate::passes::candidate_texts(&HoistExpressions, "d = [*[S for i in r]][0].a\n");
+        let texts = crate::passes::helpers::candidate_texts(
+            &HoistExpressions,
+            "d = [*[S for i in r]][0].a\n",
+        );
         assert!(
             texts.contains(&"d = [S for i in r][0].a\n".to_string()),
             "{texts:?}"
         );
-        let texts = crate::passes::candidate_texts(&HoistExpressions, "d = [S for i in r][0].a\n");
+        let texts =
+            crate::passes::helpers::candidate_texts(&HoistExpressions, "d = [S for i in r][0].a\n");
         assert!(texts.contains(&"d = S.a\n".to_string()), "{texts:?}");
     }
 
     #[test]
     fn a_comprehension_offers_an_element_that_does_not_read_its_names() {
-        let texts = crate::passes::candidate_texts(
+        let texts = crate::passes::helpers::candidate_texts(
             &HoistExpressions,
             "r = [f(k) for s in xs]\nq = [g(s) for s in xs]\n",
         );

@@ -65,12 +65,14 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
-use super::{body_at_indent_with, delete_stmts, first_param, lines_label, match_arguments};
+use super::helpers::{
+    body_at_indent, body_at_indent_with, delete_stmts, first_param, match_arguments,
+};
 use crate::edit::{
     Candidate, Edit, apply_edits_within, deletion_range, ends_line, indent_at, line_end,
-    line_start, starts_line,
+    line_start, lines_label, starts_line,
 };
-use crate::pass::Pass;
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{
     Expr, Script, SourceOrderVisitor, Stmt, all_exprs, ast, child_bodies, is_atomic,
     referenced_names, source_order, span,
@@ -83,18 +85,13 @@ pub struct InlineCalls;
 const MAX_SITES: usize = 4;
 
 impl Pass for InlineCalls {
-    fn name(&self) -> &'static str {
-        "inline_calls"
-    }
-
     /// Inlining may grow the script (a body moved before a statement, its parameters bound):
     /// it is kept when deletion then gets further.
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("inline_calls")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -610,7 +607,7 @@ fn inline_with(
             script.slice(&**var)
         ));
     }
-    lines.push_str(&super::body_at_indent(script, &with.body, &moved_indent)?);
+    lines.push_str(&body_at_indent(script, &with.body, &moved_indent)?);
     let replacement = lines.trim_start_matches([' ', '\t']).trim_end_matches('\n');
     let yield_edit = Edit::replace(span(yielded), replacement);
     let mut text_out = bound(bindings, indent);
@@ -1252,7 +1249,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&InlineCalls, text)
+        crate::passes::helpers::candidate_texts(&InlineCalls, text)
     }
 
     #[test]

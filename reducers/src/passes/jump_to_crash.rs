@@ -56,10 +56,10 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::{delete_stmt, is_identifier, is_target, line_of};
+use super::helpers::{delete_stmt, is_identifier, is_target};
 use crate::crash::{Crash, Frame};
-use crate::edit::{Candidate, Edit, apply_edits_within, overlaps};
-use crate::pass::Pass;
+use crate::edit::{Candidate, Edit, apply_edits_within, line_of, overlaps};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{
     Expr, Ranged, Script, Stmt, all_exprs, assignment, child_bodies, exprs_of, span,
 };
@@ -67,24 +67,16 @@ use crate::python::{
 pub struct JumpToCrash;
 
 impl Pass for JumpToCrash {
-    fn name(&self) -> &'static str {
-        "jump_to_crash"
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            reads_crash: true,
+            ..PassInfo::new("jump_to_crash")
+        }
     }
 
     fn candidates(&self, _script: &Script) -> Vec<Candidate> {
         Vec::new()
-    }
-
-    fn reads_crash(&self) -> bool {
-        true
-    }
-
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
     }
 
     fn candidates_at(&self, script: &Script, crash: &Crash) -> Vec<Candidate> {

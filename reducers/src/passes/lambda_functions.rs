@@ -24,16 +24,16 @@
 //! awaits; a name defined or read more than once, or read anywhere but as an argument of a
 //! call in module-level code (a nested scope could see other names).
 
-use super::{delete_stmt, line_of, short};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{delete_stmt, short};
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, span};
 
 pub struct LambdaFunctions;
 
 impl Pass for LambdaFunctions {
-    fn name(&self) -> &'static str {
-        "lambda_functions"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("lambda_functions")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -133,7 +133,7 @@ fn handed_over_once(script: &Script, name: &str) -> Option<std::ops::Range<usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     #[test]
     fn a_function_handed_to_a_transform_becomes_a_lambda() {

@@ -35,11 +35,12 @@
 
 use std::collections::HashSet;
 
-use super::{first_param, torch_imports, torch_path};
+use super::helpers::first_param;
 use crate::edit::{Candidate, Edit, deletion_range};
-use crate::pass::Pass;
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, exprs_of, span};
 use crate::scopes::Scopes;
+use crate::torch::{torch_imports, torch_path};
 
 pub struct ModuleMoves;
 
@@ -48,16 +49,11 @@ const MOVES: &[&str] = &[
 ];
 
 impl Pass for ModuleMoves {
-    fn name(&self) -> &'static str {
-        "module_moves"
-    }
-
-    fn may_grow(&self) -> bool {
-        true
-    }
-
-    fn is_pump(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("module_moves")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -241,7 +237,7 @@ fn find_moves<'a>(
     // Anything else that binds `v` again keeps the instance apart.
     let bound_again = all_exprs(body).iter().any(|e| {
         matches!(e, Expr::Name(n) if n.id.as_str() == v)
-            && super::is_target(e)
+            && super::helpers::is_target(e)
             && span(*e) != span(target)
             && !gone.iter().any(|g| g.contains(&span(*e).start))
     });
@@ -297,7 +293,7 @@ fn member_edits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     const NET: &str = "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n        self.w = nn.Parameter(torch.randn(3))\n        self.k = torch.zeros(1)\n";
 

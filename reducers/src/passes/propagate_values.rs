@@ -57,9 +57,9 @@
 //! decorator, a base other than `object` or a metaclass, or is bound more than once; a
 //! class attribute that any code sets through an instance (`c.attr = 3`).
 
-use super::{delete_stmt, first_param, line_of, short};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{delete_stmt, first_param, short};
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo};
 use crate::python::is_atomic;
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, span};
 use crate::scopes::{Occurrence, ScopeKind, Scopes};
@@ -69,8 +69,8 @@ use std::ops::Range;
 pub struct PropagateValues;
 
 impl Pass for PropagateValues {
-    fn name(&self) -> &'static str {
-        "propagate_values"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("propagate_values")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -902,7 +902,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&PropagateValues, text)
+        crate::passes::helpers::candidate_texts(&PropagateValues, text)
     }
 
     #[test]

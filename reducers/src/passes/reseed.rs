@@ -36,10 +36,11 @@
 
 use std::collections::HashSet;
 
-use super::{delete_stmt, lines_label, short, torch_imports, torch_path};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{delete_stmt, short};
+use crate::edit::{Candidate, Edit, lines_label};
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{Expr, Script, Stmt, all_exprs, assignment, exprs_of, span};
+use crate::torch::{torch_imports, torch_path};
 
 pub struct Reseed;
 
@@ -47,8 +48,11 @@ pub struct Reseed;
 const SEEDS: std::ops::RangeInclusive<u64> = 0..=9;
 
 impl Pass for Reseed {
-    fn name(&self) -> &'static str {
-        "reseed"
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("reseed")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -84,10 +88,6 @@ impl Pass for Reseed {
             }
         }
         out
-    }
-
-    fn is_fine(&self) -> bool {
-        true
     }
 }
 
@@ -210,7 +210,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&Reseed, text)
+        crate::passes::helpers::candidate_texts(&Reseed, text)
     }
 
     #[test]

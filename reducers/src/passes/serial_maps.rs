@@ -19,22 +19,20 @@
 //! Calls with keywords or other than two positional arguments, `submit`, `apply_async` and
 //! other APIs that hand back futures.
 
-use super::line_of;
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, all_exprs, span};
 
 pub struct SerialMaps;
 
 impl Pass for SerialMaps {
-    fn name(&self) -> &'static str {
-        "serial_maps"
-    }
-
     /// `p.map(f, x)` is shorter than `list(map(f, x))`; each candidate removes a pool call,
     /// which no pass adds back, so growing cannot go on for ever.
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Ladder,
+            ..PassInfo::new("serial_maps")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -73,7 +71,7 @@ mod tests {
 
     #[test]
     fn pool_maps_become_builtin_maps() {
-        let texts = crate::passes::candidate_texts(
+        let texts = crate::passes::helpers::candidate_texts(
             &SerialMaps,
             "r = pool.map(f, xs)\ns = pool.starmap(g, ys)\nt = pool.map(f, xs, 4)\n",
         );

@@ -38,11 +38,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
-use super::{dedup, line_of, short, torch_imports, torch_path};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::{dedup, short};
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, span};
 use crate::scopes::Scopes;
+use crate::torch::{torch_imports, torch_path};
 
 pub struct ShrinkDims;
 
@@ -64,8 +65,8 @@ enum Role {
 }
 
 impl Pass for ShrinkDims {
-    fn name(&self) -> &'static str {
-        "shrink_dims"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("shrink_dims")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -74,7 +75,7 @@ impl Pass for ShrinkDims {
             return Vec::new();
         }
         let text = script.text();
-        let smallest = if crate::control::compares_tensors(script) {
+        let smallest = if crate::torch::compares_tensors(script) {
             2
         } else {
             1
@@ -316,7 +317,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&ShrinkDims, text)
+        crate::passes::helpers::candidate_texts(&ShrinkDims, text)
     }
 
     #[test]
@@ -392,7 +393,7 @@ mod tests {
     fn a_normalized_shape_shrinks_with_the_input_it_normalizes() {
         let text =
             "import torch\nx = torch.randn(128)\ny = torch.nn.functional.rms_norm(x, (128,))\n";
-        let texts = crate::passes::candidate_texts(&ShrinkDims, text);
+        let texts = crate::passes::helpers::candidate_texts(&ShrinkDims, text);
         assert_eq!(
             texts.first().map(String::as_str),
             Some("import torch\nx = torch.randn(1)\ny = torch.nn.functional.rms_norm(x, (1,))\n"),

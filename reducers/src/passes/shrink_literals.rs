@@ -38,9 +38,9 @@
 
 use std::ops::Range;
 
-use super::{largest_first, line_of};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::largest_first;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::ast::{FStringPart, InterpolatedStringElement};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, span};
 
@@ -56,12 +56,11 @@ const MAX_CHUNKS: usize = 128;
 const MIN_UNITS: usize = 16;
 
 impl Pass for ShrinkLiterals {
-    fn name(&self) -> &'static str {
-        "shrink_literals"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("shrink_literals")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -119,7 +118,7 @@ impl Pass for ShrinkLiterals {
                                 out.push(Candidate::new(
                                     format!(
                                         "drop `{}` from the f-string at line {line}",
-                                        super::short(script.slice(field))
+                                        super::helpers::short(script.slice(field))
                                     ),
                                     vec![Edit::delete(span(field))],
                                 ));
@@ -131,7 +130,7 @@ impl Pass for ShrinkLiterals {
             }
         }
         largest_first(&mut out);
-        super::dedup(&mut out);
+        super::helpers::dedup(&mut out);
         out
     }
 }
@@ -354,7 +353,7 @@ fn element_chunks(expr: &Expr, line: usize) -> Vec<Candidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     fn results(text: &str) -> Vec<String> {
         candidate_texts(&ShrinkLiterals, text)

@@ -40,23 +40,26 @@
 //! Integers that are already 0 or 1, floats that are 0.0 or 1.0 in size, strings of one
 //! character or none, byte strings, f-strings and implicitly concatenated strings, and
 //! displays of any size; tolerances, annotations, and the keys and strings of dict displays.
+//! A string's half that ends inside an escape (`r"C:\data"` → `r"C:\"`) is no literal and is
+//! not proposed.
 
-use super::{line_of, removed};
-use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use super::helpers::removed;
+use crate::edit::{Candidate, Edit, line_of};
+use crate::pass::{Pass, PassInfo, Phase};
 use std::collections::HashSet;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is_literal, span};
+use crate::python::{
+    Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is_literal, is_valid, span,
+};
 
 pub struct ShrinkValues;
 
 impl Pass for ShrinkValues {
-    fn name(&self) -> &'static str {
-        "shrink_values"
-    }
-
-    fn is_fine(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Fine,
+            ..PassInfo::new("shrink_values")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -128,8 +131,12 @@ impl Pass for ShrinkValues {
                     ast::Number::Float(f) if *f != 0.0 && f.abs() < 1.0 => vec!["0.0".into()],
                     _ => Vec::new(),
                 },
+                // A half that ends inside an escape (`r"C:\"`, `"\x4"`) is no literal.
                 Expr::StringLiteral(s) if !s.value.is_implicit_concatenated() => {
                     shorter_strings(code)
+                        .into_iter()
+                        .filter(|half| is_valid(half, script.version()))
+                        .collect()
                 }
                 // A function or class of the script handed around as a value (a dict key, an
                 // argument) rather than called: `0` lets its definition go.
@@ -348,7 +355,7 @@ fn first_line(code: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     #[test]
     fn tolerances_and_annotations_do_not_shrink() {

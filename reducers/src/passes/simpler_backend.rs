@@ -30,10 +30,10 @@
 
 use std::ops::Range;
 
-use super::{line_of, torch_imports, torch_path};
-use crate::edit::{Candidate, Edit, list_item_range};
-use crate::pass::Pass;
+use crate::edit::{Candidate, Edit, line_of, list_item_range};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Ranged, Script, Stmt, all_bodies, all_exprs, ast, span};
+use crate::torch::{torch_imports, torch_path};
 
 pub struct SimplerBackend;
 
@@ -42,12 +42,11 @@ pub struct SimplerBackend;
 const TUNING: &[&str] = &["mode", "options", "dynamic", "fullgraph"];
 
 impl Pass for SimplerBackend {
-    fn name(&self) -> &'static str {
-        "simpler_backend"
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Ladder,
+            ..PassInfo::new("simpler_backend")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -166,7 +165,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&SimplerBackend, text)
+        crate::passes::helpers::candidate_texts(&SimplerBackend, text)
     }
 
     fn descriptions(text: &str) -> Vec<String> {

@@ -18,18 +18,17 @@
 //! A script without comments outside its kept code.
 
 use crate::edit::{Candidate, Edit, line_end, line_start, starts_line};
-use crate::pass::Pass;
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::Script;
 
 pub struct StripComments;
 
 impl Pass for StripComments {
-    fn name(&self) -> &'static str {
-        "strip_comments"
-    }
-
-    fn is_cosmetic(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Cosmetic,
+            ..PassInfo::new("strip_comments")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {

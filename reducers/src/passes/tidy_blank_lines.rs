@@ -20,20 +20,19 @@
 //! ## When it cannot apply
 //! A script without two blank lines in a row outside strings, nor blank lines at either end.
 
-use super::multi_line_strings;
+use super::helpers::multi_line_strings;
 use crate::edit::{Candidate, Edit};
-use crate::pass::Pass;
+use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::Script;
 
 pub struct TidyBlankLines;
 
 impl Pass for TidyBlankLines {
-    fn name(&self) -> &'static str {
-        "tidy_blank_lines"
-    }
-
-    fn is_cosmetic(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            phase: Phase::Cosmetic,
+            ..PassInfo::new("tidy_blank_lines")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {

@@ -33,30 +33,27 @@
 //! ## When it cannot apply
 //! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop;
 //! comprehensions that are `async`, nested, filtered, over anything but a display, or whose
-//! element binds names of its own (a lambda, a comprehension, `:=`).
+//! element binds names of its own (a lambda, a comprehension, `:=`); one whose items would go
+//! into an f-string's fields that cannot hold them under the script's Python version (before
+//! 3.12, the f-string's own quotes).
 
 use std::ops::Range;
 
-use super::{body_at_indent, largest_first, lines_label};
-use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, starts_line};
-use crate::pass::Pass;
+use super::helpers::{body_at_indent, f_strings, fits_f_strings, largest_first};
+use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, lines_label, starts_line};
+use crate::pass::{Growth, Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_bodies, span};
 
 pub struct UnrollLoops;
 
 impl Pass for UnrollLoops {
-    fn name(&self) -> &'static str {
-        "unroll_loops"
-    }
-
     /// Two passes of a body are longer than the loop; they are kept when deletion then gets
     /// further.
-    fn is_pump(&self) -> bool {
-        true
-    }
-
-    fn may_grow(&self) -> bool {
-        true
+    fn info(&self) -> PassInfo {
+        PassInfo {
+            growth: Growth::Pump,
+            ..PassInfo::new("unroll_loops")
+        }
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -200,7 +197,7 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         out.push(Candidate::new(
             format!(
                 "unroll the comprehension at line {} over its {} elements",
-                super::line_of(text, range.start),
+                crate::edit::line_of(text, range.start),
                 items.len()
             ),
             vec![Edit::replace(
@@ -209,6 +206,9 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
             )],
         ));
     }
+    // An item unrolled into an f-string's field must fit there (its quotes, before 3.12).
+    let f_strings = f_strings(script);
+    out.retain(|c| fits_f_strings(script, &f_strings, &c.edits));
     out
 }
 
@@ -337,7 +337,7 @@ fn elements(script: &Script, iter: &Expr) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::passes::candidate_texts;
+    use crate::passes::helpers::candidate_texts;
 
     #[test]
     fn a_literal_loop_unrolls_to_its_first_and_last_element() {

@@ -23,16 +23,18 @@
 //! A statement that does not start its own line, a one-line body with several lines of
 //! continuation after its header, or a loop body with a `break` or `continue` of that loop.
 
-use super::{body_at_indent, largest_first, line_of, lines_label};
-use crate::edit::{Candidate, Edit, indent_at, line_end, line_start, starts_line};
-use crate::pass::Pass;
+use super::helpers::{body_at_indent, largest_first};
+use crate::edit::{
+    Candidate, Edit, indent_at, line_end, line_of, line_start, lines_label, starts_line,
+};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Script, Stmt, TextRange, all_bodies, ast, child_bodies, span};
 
 pub struct UnwrapBlocks;
 
 impl Pass for UnwrapBlocks {
-    fn name(&self) -> &'static str {
-        "unwrap_blocks"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("unwrap_blocks")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -181,7 +183,7 @@ mod tests {
     use super::*;
 
     fn unwrapped(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&UnwrapBlocks, text)
+        crate::passes::helpers::candidate_texts(&UnwrapBlocks, text)
     }
 
     #[test]

@@ -66,17 +66,17 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::{first_param, lines_label, match_arguments};
-use crate::edit::{Candidate, Edit, apply_edits_within, deletion_range};
-use crate::pass::Pass;
+use super::helpers::{first_param, match_arguments};
+use crate::edit::{Candidate, Edit, apply_edits_within, deletion_range, lines_label};
+use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, ast, exprs_of, is_atomic, span};
 use crate::scopes::{Occurrence, ScopeKind, Scopes};
 
 pub struct UnwrapModules;
 
 impl Pass for UnwrapModules {
-    fn name(&self) -> &'static str {
-        "unwrap_modules"
+    fn info(&self) -> PassInfo {
+        PassInfo::new("unwrap_modules")
     }
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
@@ -589,7 +589,7 @@ mod tests {
     use super::*;
 
     fn results(text: &str) -> Vec<String> {
-        crate::passes::candidate_texts(&UnwrapModules, text)
+        crate::passes::helpers::candidate_texts(&UnwrapModules, text)
     }
 
     const RANKER: &str = "\

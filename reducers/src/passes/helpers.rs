@@ -1,0 +1,233 @@
+//! What several passes share: matching arguments to parameters, deleting statements, moving a
+//! body to another indentation, ordering and combining candidates.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use crate::edit::{
+    Candidate, Edit, apply_edits_within, comments_above, deletion_range, indent_at, line_end,
+    line_start, reindent, starts_line,
+};
+use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, is_valid, span};
+
+/// The name of the first parameter of a method: its `self`.
+pub(crate) fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
+    let params = &f.parameters;
+    let first = params.posonlyargs.first().or(params.args.first())?;
+    Some(first.parameter.name.as_str())
+}
+
+/// The argument each of the slots `names` receives from a call: the positional arguments in
+/// order to the first `positional` slots, the keywords by name; `None` for a slot left to its
+/// default. `None` overall for a `*` or `**` argument, too many positional arguments, or a
+/// keyword that names no slot or one already given.
+pub(crate) fn match_arguments<'a>(
+    names: &[&str],
+    positional: usize,
+    arguments: &'a ast::Arguments,
+) -> Option<Vec<Option<&'a Expr>>> {
+    if arguments.args.len() > positional
+        || arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+    {
+        return None;
+    }
+    let mut given: Vec<Option<&Expr>> = vec![None; names.len()];
+    for (slot, arg) in given.iter_mut().zip(&arguments.args) {
+        *slot = Some(arg);
+    }
+    for keyword in &arguments.keywords {
+        let name = keyword.arg.as_deref()?;
+        let i = names.iter().position(|n| *n == name)?;
+        if given[i].replace(&keyword.value).is_some() {
+            return None;
+        }
+    }
+    Some(given)
+}
+
+/// Whether `expr` is assigned to or deleted.
+pub(crate) fn is_target(expr: &Expr) -> bool {
+    let ctx = match expr {
+        Expr::Name(e) => e.ctx,
+        Expr::Attribute(e) => e.ctx,
+        Expr::Subscript(e) => e.ctx,
+        Expr::Tuple(e) => e.ctx,
+        Expr::List(e) => e.ctx,
+        Expr::Starred(e) => e.ctx,
+        _ => return false,
+    };
+    matches!(ctx, ast::ExprContext::Store | ast::ExprContext::Del)
+}
+
+/// Whether `s` can name a variable, a keyword argument or an attribute.
+pub(crate) fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The edit that removes the statements `stmts` (consecutive, from one block); when they are
+/// the whole body of a compound statement, the body becomes `pass` so that it still parses.
+/// Either way the comment lines directly above the statements go with them.
+pub(crate) fn delete_stmts(script: &Script, stmts: &[Stmt], whole_body: bool) -> Edit {
+    let text = script.text();
+    let range = stmts[0].start().to_usize()..stmts[stmts.len() - 1].end().to_usize();
+    if !whole_body {
+        return Edit::delete(deletion_range(text, range));
+    }
+    if starts_line(text, range.start) {
+        let indent = indent_at(text, range.start);
+        let lines = comments_above(text, line_start(text, range.start))..line_end(text, range.end);
+        Edit::replace(lines, format!("{indent}pass\n"))
+    } else {
+        Edit::replace(range, "pass")
+    }
+}
+
+/// The edit that removes statement `i` of `body`: `pass` takes its place when it is all that
+/// a block other than the module holds.
+pub(crate) fn delete_stmt(script: &Script, body: &[Stmt], i: usize, is_module: bool) -> Edit {
+    delete_stmts(script, &body[i..=i], body.len() == 1 && !is_module)
+}
+
+/// Whether `edit` leaves the text as it is.
+pub(crate) fn is_no_op(text: &str, edit: &Edit) -> bool {
+    text.get(edit.range.clone()) == Some(edit.replacement.as_str())
+}
+
+/// Drops every candidate whose edits an earlier one already has.
+pub(crate) fn dedup(candidates: &mut Vec<Candidate>) {
+    let mut seen = HashSet::new();
+    candidates.retain(|c| seen.insert(c.edits.clone()));
+}
+
+/// Orders candidates by how many bytes they remove, most first; ties keep source order.
+pub(crate) fn largest_first(candidates: &mut [Candidate]) {
+    candidates.sort_by_key(|c| std::cmp::Reverse(removed(c)));
+}
+
+/// The bytes a candidate removes (negative when it grows the script).
+pub(crate) fn removed(c: &Candidate) -> isize {
+    c.edits
+        .iter()
+        .map(|e| e.range.len() as isize - e.replacement.len() as isize)
+        .sum()
+}
+
+/// The text of the whole lines a body spans, with the comment lines directly above its first
+/// statement, moved from its own indentation to `to`; the insides of multi-line strings keep
+/// theirs. `None` when the body shares a line with its header and has more than one line.
+pub(crate) fn body_at_indent(script: &Script, body: &[Stmt], to: &str) -> Option<String> {
+    body_at_indent_with(script, body, to, Vec::new())
+}
+
+/// [`body_at_indent`] with `edits`, which lie inside the body, applied too.
+pub(crate) fn body_at_indent_with(
+    script: &Script,
+    body: &[Stmt],
+    to: &str,
+    mut edits: Vec<Edit>,
+) -> Option<String> {
+    let text = script.text();
+    let first = span(&body[0]);
+    let last = span(&body[body.len() - 1]);
+    if starts_line(text, first.start) {
+        let from = indent_at(text, first.start);
+        let lines = comments_above(text, line_start(text, first.start))..line_end(text, last.end);
+        edits.extend(reindent(
+            text,
+            lines.clone(),
+            from,
+            to,
+            &multi_line_strings(script, body),
+        ));
+        let mut out = apply_edits_within(text, lines, &edits)?;
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        Some(out)
+    } else {
+        let one = first.start..last.end;
+        if text[one.clone()].contains('\n') {
+            return None;
+        }
+        Some(format!("{to}{}\n", apply_edits_within(text, one, &edits)?))
+    }
+}
+
+/// The ranges of the string literals in `body` that span several lines.
+pub(crate) fn multi_line_strings(script: &Script, body: &[Stmt]) -> Vec<Range<usize>> {
+    all_exprs(body)
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
+            ) && script.slice(*e).contains('\n')
+        })
+        .map(span)
+        .collect()
+}
+
+/// The ranges of the f-strings of `script`.
+pub(crate) fn f_strings(script: &Script) -> Vec<Range<usize>> {
+    all_exprs(script.body())
+        .into_iter()
+        .filter(|e| matches!(e, Expr::FString(_)))
+        .map(span)
+        .collect()
+}
+
+/// Whether `edits`, when one of them reaches into one of `f_strings` (see [`f_strings`]),
+/// leave a script that parses as the version `script` was parsed as: before Python 3.12 a
+/// replacement field cannot hold the f-string's own quote, a backslash or a comment, so what
+/// a field takes depends on the version. Edits that touch no f-string are taken as they are.
+pub(crate) fn fits_f_strings(script: &Script, f_strings: &[Range<usize>], edits: &[Edit]) -> bool {
+    let touches = |e: &Edit| {
+        f_strings
+            .iter()
+            .any(|f| f.start < e.range.end && e.range.start < f.end)
+    };
+    !edits.iter().any(touches)
+        || crate::edit::apply_edits(script.text(), edits)
+            .is_some_and(|text| is_valid(&text, script.version()))
+}
+
+/// The first line of a code snippet, cut to 40 characters, for descriptions.
+pub(crate) fn short(code: &str) -> String {
+    let line = code.lines().next().unwrap_or("");
+    let cut: String = line.chars().take(40).collect();
+    if cut.len() < code.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// One candidate made of all of `parts` that do not overlap an earlier one, when that is
+/// at least two of them: the "everything of this kind at once" try that precedes the singles.
+pub(crate) fn combine(description: &str, parts: &[Candidate]) -> Option<Candidate> {
+    let mut taken: Vec<&Candidate> = Vec::new();
+    for part in parts {
+        if taken.iter().all(|t| t.is_disjoint(part)) {
+            taken.push(part);
+        }
+    }
+    (taken.len() > 1).then(|| {
+        Candidate::new(
+            description,
+            taken.iter().flat_map(|c| c.edits.iter().cloned()).collect(),
+        )
+    })
+}
+
+/// The text after each candidate of `pass` on `text` (parsed as Python 3.11), for tests.
+#[cfg(test)]
+pub(crate) fn candidate_texts(pass: &dyn crate::pass::Pass, text: &str) -> Vec<String> {
+    let script = Script::parse(text, crate::python::PythonVersion::PY311).expect("fixture parses");
+    pass.candidates(&script)
+        .iter()
+        .map(|c| c.apply(text).expect("edits apply"))
+        .collect()
+}
