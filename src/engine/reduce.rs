@@ -2,7 +2,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,9 +10,10 @@ use scrub_reducers::python::count_statements;
 use scrub_reducers::{PASSES, StopReason, count_lines, python};
 use serde::Serialize;
 
-use crate::engine::cache::{self, Cache};
+use crate::engine::cache;
 use crate::engine::console::Console;
 use crate::engine::interpreter::Interpreter;
+use crate::engine::memory::Limit;
 use crate::engine::oracle::{Control, ProcessOracle};
 use crate::engine::process::{self, Outcome, Status};
 use crate::engine::ray::Ray;
@@ -50,32 +50,60 @@ pub struct Options {
     pub sig: Option<String>,
     /// Where to write the result (default: `file` with `.min.py`).
     pub output: Option<PathBuf>,
-    /// The interpreter (default: what `python3` on PATH resolves to).
-    pub python: Option<PathBuf>,
-    /// Candidates run at once (default: the cores, or the GPUs when there are any).
-    pub jobs: Option<usize>,
-    /// GPU ids to pin workers to, `"0,1"` (default: from nvidia-smi).
-    pub gpus: Option<String>,
-    /// Run the candidates on a Ray cluster.
-    pub ray: Option<Cluster>,
+    /// Where and how the candidates run.
+    pub execution: Execution,
     /// Seconds a candidate may run (default: 5 × the original's time, at least 1 s).
     pub timeout: Option<f64>,
     /// Stop once fewer lines remain; `None`: go on to the fixpoint.
     pub target_lines: Option<usize>,
-    /// The on-disk cache (default: the user cache directory); unused with `no_cache`.
-    pub cache_dir: Option<PathBuf>,
-    pub no_cache: bool,
+    /// The on-disk cache of outcomes.
+    pub cache: Cache,
     /// Where the run log goes (default: `scrub.out/` beside the output).
     pub run_dir: Option<PathBuf>,
-    /// Every candidate a fresh process instead of a fork of a warm worker.
-    pub cold: bool,
     pub minifier: crate::engine::minifier::Mode,
-    /// The memory a candidate may hold, `"8G"` or `"none"` (default: a share of the machine's).
-    pub max_memory: Option<String>,
     /// Print only warnings and errors.
     pub quiet: bool,
     /// Guard a mismatch with its control (see `verdict::Anchor`); off: the result is unguarded.
     pub control: bool,
+}
+
+/// Where and how the candidates run: the part of the options that several reductions can
+/// share, and that [`connect`] takes.
+#[derive(Clone, Default)]
+pub struct Execution {
+    /// The interpreter (default: what `python3` on PATH resolves to).
+    pub python: Option<PathBuf>,
+    /// Candidates run at once (default: the cores, or the GPUs when there are any).
+    pub jobs: Option<usize>,
+    /// GPU ids to pin workers to, round robin (default: from nvidia-smi; empty: none).
+    pub gpus: Option<Vec<u32>>,
+    /// The memory a candidate's process group may hold.
+    pub max_memory: Limit,
+    pub backend: Backend,
+}
+
+/// What runs a candidate.
+#[derive(Clone, Default)]
+pub enum Backend {
+    /// A fork of a warm worker that has already imported the script's modules, when the
+    /// original fails the same way there as in a fresh process; else a fresh process.
+    #[default]
+    Warm,
+    /// A fresh process, every candidate.
+    Cold,
+    /// A Ray actor, warm as a local worker is.
+    Ray(Cluster),
+}
+
+/// The on-disk cache of outcomes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Cache {
+    /// The user cache directory, `scrub/`.
+    #[default]
+    Default,
+    Dir(PathBuf),
+    /// None on disk (the run still remembers its own outcomes).
+    Off,
 }
 
 /// Where a reduction's candidates run when not on this machine.
@@ -98,49 +126,51 @@ impl Options {
             file: file.into(),
             sig: None,
             output: None,
-            python: None,
-            jobs: None,
-            gpus: None,
-            ray: None,
+            execution: Execution::default(),
             timeout: None,
             target_lines: None,
-            cache_dir: None,
-            no_cache: false,
+            cache: Cache::Default,
             run_dir: None,
-            cold: false,
             minifier: crate::engine::minifier::Mode::Auto,
-            max_memory: None,
             quiet: false,
             control: true,
         }
     }
 }
 
-/// Connects to the cluster that `options` names, once, for several reductions with the same
-/// interpreter and jobs: the [`Cluster::Shared`] to put in each one's options.
-pub fn connect(options: &Options) -> Result<Option<Cluster>> {
-    if !matches!(options.ray, Some(Cluster::Address { .. })) {
-        return Ok(options.ray.clone());
+/// `execution` with its Ray cluster connected, once for several reductions with the same
+/// interpreter and jobs: a [`Cluster::Shared`] in place of the address. Any other execution
+/// comes back as it is.
+pub fn connect(execution: &Execution) -> Result<Execution> {
+    if !matches!(execution.backend, Backend::Ray(Cluster::Address { .. })) {
+        return Ok(execution.clone());
     }
-    let gpus = detect_gpus(options.gpus.as_deref());
-    let ray = ray_of(options, &interpreter(options)?, &gpus)?;
-    Ok(ray.map(Cluster::Shared))
+    let gpus = detect_gpus(execution.gpus.as_deref());
+    let ray = ray_of(execution, &interpreter(execution)?, &gpus)?;
+    Ok(Execution {
+        backend: ray.map_or(Backend::Warm, |ray| Backend::Ray(Cluster::Shared(ray))),
+        ..execution.clone()
+    })
 }
 
-/// The Ray connection `options` names, made now for an address, under `interp` with the jobs
-/// that `gpus` give by default; `None` without `--ray`.
-fn ray_of(options: &Options, interp: &Interpreter, gpus: &[String]) -> Result<Option<Arc<Ray>>> {
-    match &options.ray {
-        None => Ok(None),
-        Some(Cluster::Shared(ray)) => Ok(Some(Arc::clone(ray))),
-        Some(Cluster::Address {
+/// The Ray connection `execution` names, made now for an address, under `interp` with the
+/// jobs that `gpus` give by default; `None` without Ray.
+fn ray_of(
+    execution: &Execution,
+    interp: &Interpreter,
+    gpus: &[String],
+) -> Result<Option<Arc<Ray>>> {
+    match &execution.backend {
+        Backend::Warm | Backend::Cold => Ok(None),
+        Backend::Ray(Cluster::Shared(ray)) => Ok(Some(Arc::clone(ray))),
+        Backend::Ray(Cluster::Address {
             address,
             gpus_per_worker,
         }) => {
             if gpus_per_worker.is_some_and(|g| !(g >= 0.0 && g.is_finite())) {
                 bail!("--gpus-per-worker must be a number of GPUs, 0 or more");
             }
-            let jobs = jobs_of(options, gpus);
+            let jobs = jobs_of(execution, gpus);
             let ray = Ray::connect(&interp.path, address, jobs, *gpus_per_worker)?;
             Ok(Some(Arc::new(ray)))
         }
@@ -227,30 +257,6 @@ pub struct PassRow {
     pub pumps_rolled_back: usize,
 }
 
-/// Runs one reduction for the command line: the exit code, and with `json` the figures on
-/// stdout.
-pub fn run(options: &Options, json: bool) -> Result<ExitCode> {
-    let finish = match reduce(options) {
-        Ok(finish) => finish,
-        // Outside the loop (the original's runs, the final check) there is no result yet.
-        Err(e) if e.is::<process::Interrupted>() => {
-            eprintln!("scrub: interrupted; nothing was written");
-            return Ok(ExitCode::from(130));
-        }
-        Err(e) => return Err(e),
-    };
-    Ok(match finish {
-        Finish::Reduced(summary) => {
-            if json {
-                println!("{}", serde_json::to_string(&summary)?);
-            }
-            ExitCode::SUCCESS
-        }
-        Finish::DoesNotFail => ExitCode::from(1),
-        Finish::Interrupted(_) => ExitCode::from(130),
-    })
-}
-
 /// Everything `reduce` needs once the inputs are checked.
 struct Setup {
     text: String,
@@ -269,13 +275,14 @@ fn setup(args: &Options) -> Result<Setup> {
         Some(s) => Some(Signature::parse(s).map_err(|e| anyhow!("invalid --sig {s:?}: {e}"))?),
         None => None,
     };
-    if args.jobs == Some(0) {
+    if args.execution.jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
     if args.timeout.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
         bail!("--timeout must be a positive number of seconds");
     }
-    let interp = interpreter(args)?;
+    let execution = &args.execution;
+    let interp = interpreter(execution)?;
     if let Some((line, msg)) = python::syntax_error(&text, interp.parser_version) {
         bail!(
             "{} has a syntax error at line {line} (Python {}): {msg}",
@@ -284,12 +291,12 @@ fn setup(args: &Options) -> Result<Setup> {
         );
     }
     let output = output_path(args)?;
-    let gpus = detect_gpus(args.gpus.as_deref());
+    let gpus = detect_gpus(execution.gpus.as_deref());
     // Connected with the interpreter and GPUs found above, not probed again.
-    let ray = ray_of(args, &interp, &gpus)?;
+    let ray = ray_of(execution, &interp, &gpus)?;
     let jobs = match &ray {
         Some(ray) => ray.jobs(),
-        None => jobs_of(args, &gpus),
+        None => jobs_of(execution, &gpus),
     };
     let timeout = args.timeout.map(Duration::from_secs_f64);
     let mut workers = Workers::new(
@@ -298,13 +305,10 @@ fn setup(args: &Options) -> Result<Setup> {
         jobs,
         gpus,
     );
-    workers.max_memory = crate::engine::memory::limit(args.max_memory.as_deref(), jobs)
-        .map_err(|e| anyhow!("invalid --max-memory: {e}"))?;
+    workers.max_memory = crate::engine::memory::limit(execution.max_memory, jobs);
     if let Some(ray) = ray {
-        if !args.cold {
-            // The actors start while the original's baseline runs here.
-            ray.start(&args.file)?;
-        }
+        // The actors start while the original's baseline runs here.
+        ray.start(&args.file)?;
         (workers.backend, workers.remote) = (ray, true);
     }
     Ok(Setup {
@@ -317,18 +321,18 @@ fn setup(args: &Options) -> Result<Setup> {
     })
 }
 
-/// The interpreter `options` names, or the default one.
-fn interpreter(options: &Options) -> Result<Interpreter> {
-    match &options.python {
+/// The interpreter `execution` names, or the default one.
+fn interpreter(execution: &Execution) -> Result<Interpreter> {
+    match &execution.python {
         Some(python) => Interpreter::probe(python),
         None => Interpreter::probe_default(),
     }
 }
 
-/// The jobs `options` asks for: by default one per core, or one per GPU when there are any.
-fn jobs_of(options: &Options, gpus: &[String]) -> usize {
+/// The jobs `execution` asks for: by default one per core, or one per GPU when there are any.
+fn jobs_of(execution: &Execution, gpus: &[String]) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    options
+    execution
         .jobs
         .unwrap_or(if gpus.is_empty() { cores } else { gpus.len() })
 }
@@ -411,7 +415,8 @@ pub fn reduce(args: &Options) -> Result<Finish> {
     if sig.judge(&run_one("", &workers)?) == Verdict::Same {
         bail!("the signature {sig} also matches an empty script; give a more specific --sig");
     }
-    let warm = !args.cold && warm_up(&start, &args.file, &sig, &mut workers, &console)?;
+    let cold = matches!(args.execution.backend, Backend::Cold);
+    let warm = !cold && warm_up(&start, &args.file, &sig, &mut workers, &console)?;
 
     let run_dir = RunDir::create(
         &args
@@ -523,14 +528,14 @@ pub fn reduce(args: &Options) -> Result<Finish> {
         &console,
         &mut prepared,
     )?;
-    let cache_dir = if args.no_cache {
-        None
-    } else {
-        args.cache_dir.clone().or_else(cache::default_dir)
+    let cache_dir = match &args.cache {
+        Cache::Default => cache::default_dir(),
+        Cache::Dir(dir) => Some(dir.clone()),
+        Cache::Off => None,
     };
     // The attempts per candidate are left out of the key, so that a flaky repro's second run
     // finds its verdicts whatever its own baseline measured.
-    let cache = Cache::new(
+    let cache = cache::Cache::new(
         cache_dir,
         &[&sig.to_string(), &interp.identity(), &env_knobs()],
     );

@@ -30,7 +30,7 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::engine::interpreter::Interpreter;
-use crate::engine::reduce::{self, Cluster, Options};
+use crate::engine::reduce::{self, Backend, Cluster, Execution};
 use actionable::Category;
 use extract::Kind;
 use github::Changes;
@@ -269,14 +269,21 @@ fn exit_code(report: &Report) -> ExitCode {
 
 /// The Ray cluster of `--ray`, connected once under the repro's interpreter.
 fn connect(args: &IssueArgs, interp: &Interpreter) -> Result<Option<Cluster>> {
-    reduce::connect(&Options {
+    let Some(address) = &args.ray else {
+        return Ok(None);
+    };
+    let execution = reduce::connect(&Execution {
         python: Some(interp.path.clone()),
         jobs: args.jobs,
-        ray: args.ray.clone().map(|address| Cluster::Address {
-            address,
+        backend: Backend::Ray(Cluster::Address {
+            address: address.clone(),
             gpus_per_worker: None,
         }),
-        ..Options::new("")
+        ..Execution::default()
+    })?;
+    Ok(match execution.backend {
+        Backend::Ray(cluster) => Some(cluster),
+        Backend::Warm | Backend::Cold => None,
     })
 }
 
@@ -563,17 +570,24 @@ fn triage(args: &IssueArgs, s: &Setup, cluster: Option<&Cluster>) -> Result<Repo
         && let Some(sig) = &outcome.signature
     {
         say(args, format!("minimizing with {sig}"));
+        let place = minimize::Place {
+            root: &s.root,
+            work: &s.work,
+            number: issue.number,
+        };
+        let execution = Execution {
+            python: Some(s.interp.path.clone()),
+            jobs: args.jobs,
+            backend: cluster.cloned().map_or(Backend::Warm, Backend::Ray),
+            ..Execution::default()
+        };
         match minimize::minimize(
             &repro,
             &run_text,
             (!outcome.derived).then_some(sig.as_str()),
-            &s.interp.path,
-            &s.root,
-            &s.work,
-            issue.number,
+            &place,
             args.json,
-            args.jobs,
-            cluster,
+            &execution,
         ) {
             Ok(m) => report.minimized = Some(m),
             Err(e) => report.notes.push(format!("minimization failed: {e:#}")),
