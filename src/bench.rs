@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::chart::Curve;
 use crate::cli::BenchArgs;
 use crate::corpus::{self, Case};
-use crate::engine::reduce::{self, Cluster, Finish, Options, Summary};
+use crate::engine::reduce::{self, Cache, Execution, Finish, Options, Summary};
 
 /// One case's figures, as `--json` writes them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -98,15 +98,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     };
     let python = args.python.clone();
     // One connection, and so one pool of actors, for every case.
-    let cluster = reduce::connect(&Options {
-        python: python.clone(),
-        jobs: args.jobs,
-        ray: args.ray.clone().map(|address| Cluster::Address {
-            address,
-            gpus_per_worker: None,
-        }),
-        ..Options::new("")
-    })?;
+    let execution = reduce::connect(&args.execution())?;
     let mut report = Report {
         cases: Vec::new(),
         passes: Vec::new(),
@@ -117,7 +109,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         }
         let row = match case.missing_needs(python.as_deref().unwrap_or(Path::new("python3"))) {
             Some(why) => skipped(case, why),
-            None => match bench_case(case, args, cluster.as_ref())? {
+            None => match bench_case(case, args, &execution)? {
                 Ok((summary, text)) => {
                     add_passes(&mut report.passes, &summary);
                     row_of(case, &summary, text)
@@ -170,7 +162,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
 fn bench_case(
     case: &Case,
     args: &BenchArgs,
-    cluster: Option<&Cluster>,
+    execution: &Execution,
 ) -> Result<Result<(Summary, String), String>> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("repro.py");
@@ -178,12 +170,13 @@ fn bench_case(
     let options = Options {
         // A derived case is reduced as a user without a signature would.
         sig: (!case.spec.derive).then(|| case.spec.signature.clone()),
-        python: args.python.clone(),
-        jobs: args.jobs,
-        ray: cluster.cloned(),
+        execution: execution.clone(),
         target_lines: None,
-        cache_dir: (!args.warm_cache).then(|| dir.path().join("cache")),
-        cold: args.cold,
+        cache: if args.warm_cache {
+            Cache::Default
+        } else {
+            Cache::Dir(dir.path().join("cache"))
+        },
         minifier: args.minifier.into(),
         quiet: true,
         ..Options::new(file)

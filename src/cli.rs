@@ -1,11 +1,15 @@
 //! The command line.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::engine::memory::Limit;
 use crate::engine::minifier::Mode;
-use crate::engine::reduce::{Cluster, Options};
+use crate::engine::process;
+use crate::engine::reduce::{self, Backend, Cache, Cluster, Execution, Finish, Options};
 
 const EXIT_CODES: &str = "Exit codes:
   0    reduced, or already minimal
@@ -139,8 +143,8 @@ pub struct ReduceArgs {
     pub jobs: Option<usize>,
 
     /// GPU ids to pin workers to, round robin, e.g. "0,1" [default: from nvidia-smi].
-    #[arg(long)]
-    pub gpus: Option<String>,
+    #[arg(long, value_parser = gpu_ids)]
+    pub gpus: Option<GpuIds>,
 
     /// Run the candidates on --jobs Ray actors of the cluster at ADDRESS (HOST:PORT, or auto
     /// for the one `ray start` left on this machine); the interpreter needs the ray package.
@@ -191,8 +195,8 @@ pub struct ReduceArgs {
     /// The memory a candidate's process group may hold, e.g. "8G" or "none"; a candidate
     /// over it is killed and judged out of memory [default: 80 % of the machine's memory
     /// split between the jobs].
-    #[arg(long, value_name = "SIZE")]
-    pub max_memory: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = memory_limit)]
+    pub max_memory: Option<Limit>,
 
     /// Print one JSON object with the figures of the run on stdout at the end.
     #[arg(long)]
@@ -210,31 +214,101 @@ pub struct ReduceArgs {
 }
 
 impl ReduceArgs {
+    /// Runs `scrub reduce`: the exit code (see [`EXIT_CODES`]), and with `--json` the figures
+    /// on stdout.
+    pub fn run(&self) -> Result<ExitCode> {
+        let finish = match reduce::reduce(&self.options()) {
+            Ok(finish) => finish,
+            // Outside the loop (the original's runs, the final check) there is no result yet.
+            Err(e) if e.is::<process::Interrupted>() => {
+                eprintln!("scrub: interrupted; nothing was written");
+                return Ok(ExitCode::from(130));
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(match finish {
+            Finish::Reduced(summary) => {
+                if self.json {
+                    println!("{}", serde_json::to_string(&summary)?);
+                }
+                ExitCode::SUCCESS
+            }
+            Finish::DoesNotFail => ExitCode::from(1),
+            Finish::Interrupted(_) => ExitCode::from(130),
+        })
+    }
+
     /// The engine's options for these arguments.
     pub fn options(&self) -> Options {
         Options {
             sig: self.sig.clone(),
             output: self.output.clone(),
-            python: self.python.clone(),
-            jobs: self.jobs,
-            gpus: self.gpus.clone(),
-            ray: self.ray.clone().map(|address| Cluster::Address {
-                address,
-                gpus_per_worker: self.gpus_per_worker,
-            }),
+            execution: Execution {
+                python: self.python.clone(),
+                jobs: self.jobs,
+                gpus: self.gpus.clone().map(|ids| ids.0),
+                max_memory: self.max_memory.unwrap_or_default(),
+                backend: backend(self.cold, self.ray.as_deref(), self.gpus_per_worker),
+            },
             timeout: self.timeout,
             target_lines: self.target_lines,
-            cache_dir: self.cache_dir.clone(),
-            no_cache: self.no_cache,
+            // Clap keeps `--no-cache` from `--cache-dir`.
+            cache: match (&self.cache_dir, self.no_cache) {
+                (_, true) => Cache::Off,
+                (Some(dir), false) => Cache::Dir(dir.clone()),
+                (None, false) => Cache::Default,
+            },
             run_dir: self.run_dir.clone(),
-            cold: self.cold,
             minifier: self.minifier.into(),
-            max_memory: self.max_memory.clone(),
             quiet: self.quiet,
             control: !self.no_control,
             ..Options::new(&self.file)
         }
     }
+}
+
+impl BenchArgs {
+    /// Where and how every case's candidates run.
+    pub fn execution(&self) -> Execution {
+        Execution {
+            python: self.python.clone(),
+            jobs: self.jobs,
+            backend: backend(self.cold, self.ray.as_deref(), None),
+            ..Execution::default()
+        }
+    }
+}
+
+/// The back end that `--cold` and `--ray` name (clap keeps them apart).
+fn backend(cold: bool, ray: Option<&str>, gpus_per_worker: Option<f64>) -> Backend {
+    match ray {
+        Some(address) => Backend::Ray(Cluster::Address {
+            address: address.to_string(),
+            gpus_per_worker,
+        }),
+        None if cold => Backend::Cold,
+        None => Backend::Warm,
+    }
+}
+
+/// `--gpus`: GPU ids, comma separated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuIds(pub Vec<u32>);
+
+fn gpu_ids(text: &str) -> Result<GpuIds, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(|id| {
+            id.parse::<u32>()
+                .map_err(|_| format!("{id:?} is not a GPU id: give numbers, e.g. 0,1"))
+        })
+        .collect::<Result<_, _>>()
+        .map(GpuIds)
+}
+
+fn memory_limit(text: &str) -> Result<Limit, String> {
+    Limit::parse(text).map_err(|e| e.to_string())
 }
 
 /// `--minifier`: whether to run PyTorch's minifier first.

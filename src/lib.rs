@@ -19,7 +19,7 @@ pub fn run(cli: cli::Cli) -> Result<ExitCode> {
         engine::process::INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst)
     });
     match cli.command {
-        cli::Command::Reduce(args) => engine::reduce::run(&args.options(), args.json),
+        cli::Command::Reduce(args) => args.run(),
         cli::Command::Bench(args) => bench::run(&args),
         cli::Command::Issue(args) => issue::run(&args),
         cli::Command::Completions(args) => generate::completions(args.shell),

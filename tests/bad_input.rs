@@ -124,8 +124,44 @@ fn a_malformed_memory_limit_is_refused() {
         let flag = format!("--max-memory={size}");
         let (code, err) = reduce_in_place(b"raise ValueError('x')\n", &[&flag]);
         assert_eq!(code, 2, "{size:?}");
-        assert_one_line(&err, "invalid --max-memory");
+        assert_one_line(&err, "invalid value");
+        assert_one_line(&err, "--max-memory");
     }
+}
+
+#[test]
+fn a_gpu_id_that_is_not_a_number_is_refused() {
+    let (code, err) = reduce_in_place(b"raise ValueError('x')\n", &["--gpus", "0,first"]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "\"first\" is not a GPU id");
+}
+
+#[test]
+fn cold_workers_and_ray_actors_together_are_refused_in_one_line() {
+    let (code, err) = reduce_in_place(b"raise ValueError('x')\n", &["--cold", "--ray", "auto"]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "'--cold' cannot be used with '--ray <ADDRESS>'");
+    let out = run_with_limit(
+        scrub().args(["bench", "corpus", "--cold", "--ray", "auto"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_one_line(&stderr(&out), "cannot be used with");
+    assert!(stderr(&out).contains("--cold") && stderr(&out).contains("--ray"));
+}
+
+#[test]
+fn a_cache_directory_and_no_cache_together_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    // `reduce_in_place` adds `--no-cache`.
+    let (code, err) = reduce_in_place(
+        b"raise ValueError('x')\n",
+        &["--cache-dir", cache.to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert_one_line(&err, "'--cache-dir <DIR>' cannot be used with '--no-cache'");
+    assert!(!cache.exists());
 }
 
 #[test]

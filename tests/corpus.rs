@@ -13,7 +13,7 @@ use scrub::engine::verdict::Signature;
 fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_bound() {
     let cases = corpus::load(&repo_root().join("corpus")).unwrap();
     assert!(cases.len() >= 12, "the corpus has {} cases", cases.len());
-    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    let filter = corpus_filter();
     let mut failures = Vec::new();
     for case in cases.iter().filter(|c| c.name.contains(&filter)) {
         if !case.spec.needs.is_empty() {

@@ -11,19 +11,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The interpreter of the pinned Ray venv, from `SCRUB_RAY_PYTHON` (which `scripts/test` sets
-/// from `scripts/ray-venv`). Without it the Ray tests are skipped with a message, except under
-/// `CI=true`, where they fail.
+/// from `scripts/ray-venv`); see `common::needed_python`.
 fn ray_python() -> Option<PathBuf> {
-    match std::env::var_os("SCRUB_RAY_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("SCRUB_RAY_PYTHON is not set: run the tests with scripts/test")
-        }
-        _ => {
-            eprintln!("skipped: SCRUB_RAY_PYTHON is not set (scripts/test sets it)");
-            None
-        }
-    }
+    common::needed_python("SCRUB_RAY_PYTHON")
 }
 
 /// One cluster at a time: two would fight over Ray's fixed helper ports.

@@ -65,7 +65,7 @@ fn leftovers(result: &str, ladder: &serde_json::Value) -> Vec<String> {
 #[test]
 fn every_hand_written_torch_repro_fails_the_same_way_in_its_hand_bound() {
     let Some(python) = torch_python() else { return };
-    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    let filter = corpus_filter();
     let cases: Vec<Case> = torch_cases()
         .into_iter()
         .filter(|c| c.name.contains(&filter))
@@ -161,7 +161,7 @@ fn inductor(case: &Case) -> bool {
 /// `--exhaustive`, each to its bound and keeping its bug.
 fn reduce_torch_cases(which: impl Fn(&Case) -> bool) {
     let Some(python) = torch_python() else { return };
-    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    let filter = corpus_filter();
     let mut failures = Vec::new();
     for case in torch_cases()
         .iter()

@@ -89,14 +89,33 @@ pub fn machine_total() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The limit per candidate: `--max-memory` as given (`none`: no limit), else a share of the
-/// machine's memory split between the `jobs` candidates that run at once.
-pub fn limit(given: Option<&str>, jobs: usize) -> Result<Option<u64>> {
+/// The memory a candidate's process group may hold, as asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Limit {
+    /// A share of the machine's memory, split between the candidates that run at once.
+    #[default]
+    Share,
+    /// At most this many bytes.
+    Bytes(u64),
+    /// No limit (`--max-memory none`).
+    Unlimited,
+}
+
+impl Limit {
+    /// A limit as a user writes it: a size (see [`parse_size`]), or `none`.
+    pub fn parse(text: &str) -> Result<Limit> {
+        Ok(parse_size(text)?.map_or(Limit::Unlimited, Limit::Bytes))
+    }
+}
+
+/// The limit per candidate in bytes (`None`: no limit): `given`, where a share of the
+/// machine's memory is split between the `jobs` candidates that run at once.
+pub fn limit(given: Limit, jobs: usize) -> Option<u64> {
     match given {
-        Some(size) => parse_size(size),
-        None => {
-            Ok(machine_total()
-                .map(|total| (total as f64 * MACHINE_SHARE / jobs.max(1) as f64) as u64))
+        Limit::Bytes(bytes) => Some(bytes),
+        Limit::Unlimited => None,
+        Limit::Share => {
+            machine_total().map(|total| (total as f64 * MACHINE_SHARE / jobs.max(1) as f64) as u64)
         }
     }
 }
@@ -167,9 +186,12 @@ mod tests {
 
     #[test]
     fn the_default_limit_is_a_share_of_the_machine_per_job() {
-        let one = limit(None, 1).unwrap().unwrap();
-        let four = limit(None, 4).unwrap().unwrap();
+        let one = limit(Limit::Share, 1).unwrap();
+        let four = limit(Limit::Share, 4).unwrap();
         assert!(one > four * 3 && one < four * 5);
-        assert_eq!(limit(Some("2G"), 4).unwrap(), Some(2 << 30));
+        assert_eq!(limit(Limit::Bytes(2 << 30), 4), Some(2 << 30));
+        assert_eq!(limit(Limit::Unlimited, 4), None);
+        assert_eq!(Limit::parse("2G").unwrap(), Limit::Bytes(2 << 30));
+        assert_eq!(Limit::parse("none").unwrap(), Limit::Unlimited);
     }
 }

@@ -236,7 +236,10 @@ fn search(
     let work = dir.join("work");
     std::fs::create_dir_all(&work).map_err(anyhow::Error::from)?;
     std::fs::write(work.join("repro.py"), text).map_err(anyhow::Error::from)?;
-    let debug = ("TORCH_COMPILE_DEBUG_DIR".to_string(), path_text(&dir.join("debug")));
+    let debug = (
+        "TORCH_COMPILE_DEBUG_DIR".to_string(),
+        path_text(&dir.join("debug")),
+    );
     let var = |name: &str, value: &str| (name.to_string(), value.to_string());
     // The graph is dumped on its way into the compiler, which a cached compile skips.
     let env = vec![
@@ -420,7 +423,8 @@ mod tests {
 
     #[test]
     fn the_launcher_shares_the_candidates_inductor_cache() {
-        let source = "import os\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = '/tmp/tmpab12'\nimport torch";
+        let source =
+            "import os\nos.environ['TORCHINDUCTOR_CACHE_DIR'] = '/tmp/tmpab12'\nimport torch";
         assert_eq!(shared_cache(source), "import os\nimport torch");
     }
 

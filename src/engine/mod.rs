@@ -2,7 +2,8 @@
 //! [`reduce::Options`]; the front ends (the command line, `bench`, `issue`) build one and read
 //! the [`reduce::Summary`] it gives back. The engine knows nothing of them.
 //!
-//! - [`reduce`]: the steps of one reduction (the original's runs, the passes, the final check);
+//! - [`reduce`]: one reduction as a value whose stages (the original's runs, its control, the
+//!   minifier, the passes, the final check, the output) are methods, one file each;
 //! - [`oracle`]: the loop's oracle: the cache first, then the workers, with a log of every run;
 //! - [`verdict`]: signatures, and what an outcome means for one;
 //! - [`workers`], [`zygote`], [`ray`], [`process`], [`memory`], [`output`]: where and how a

@@ -138,6 +138,30 @@ impl Control {
     }
 }
 
+/// What a candidate must keep to count: the failure, where the original failed and what it
+/// computed there, and the runs a flaky repro gets to show it.
+pub(crate) struct Criteria {
+    pub(crate) sig: Signature,
+    /// Where the original failed and what it computed, which a candidate must keep.
+    pub(crate) anchor: Anchor,
+    /// Runs a candidate gets before it counts as not failing.
+    pub(crate) attempts: usize,
+}
+
+impl Criteria {
+    /// What a run of `text` means: the signature's verdict, a near miss when the failure
+    /// moved from its anchor.
+    pub(crate) fn judge(&self, text: &str, outcome: &Outcome) -> Verdict {
+        match self.sig.judge(outcome) {
+            Verdict::Same => match self.anchor.moved(text, outcome) {
+                Some(why) => Verdict::NearMiss(why),
+                None => Verdict::Same,
+            },
+            other => other,
+        }
+    }
+}
+
 /// The reduction loop's oracle: cache first, then worker processes. Texts are judged as the
 /// loop starts them, each run on the first worker free (see [`Pool`]); the runs a text takes
 /// (its attempts, then its control) follow one another there, and its verdict comes back when
@@ -145,14 +169,12 @@ impl Control {
 pub(crate) struct ProcessOracle<'a> {
     pub(crate) workers: &'a Workers,
     pub(crate) cache: &'a Cache,
-    pub(crate) sig: &'a Signature,
-    /// Where the original failed and what it computed, which a candidate must keep.
-    pub(crate) anchor: &'a Anchor,
+    /// What a candidate must keep to count.
+    pub(crate) criteria: &'a Criteria,
     /// The control that must pass for a candidate to count.
     pub(crate) control: Option<Control>,
     /// Control runs (counted in `calls` too).
     pub(crate) control_calls: usize,
-    pub(crate) attempts: usize,
     pub(crate) run_dir: &'a RunDir,
     pub(crate) console: &'a Console,
     pub(crate) calls: usize,
@@ -191,26 +213,21 @@ struct Judging {
 }
 
 impl<'a> ProcessOracle<'a> {
-    /// An oracle for reducing `original` on `workers`; a flaky repro gets `attempts` runs.
-    #[allow(clippy::too_many_arguments)]
+    /// An oracle for reducing `original` on `workers` by `criteria`.
     pub(crate) fn new(
         original: &str,
+        criteria: &'a Criteria,
         workers: &'a Workers,
         cache: &'a Cache,
-        sig: &'a Signature,
-        anchor: &'a Anchor,
-        attempts: usize,
         run_dir: &'a RunDir,
         console: &'a Console,
     ) -> ProcessOracle<'a> {
         ProcessOracle {
             workers,
             cache,
-            sig,
-            anchor,
+            criteria,
             control: None,
             control_calls: 0,
-            attempts,
             run_dir,
             console,
             calls: 0,
@@ -226,12 +243,6 @@ impl<'a> ProcessOracle<'a> {
             runs_started: 0,
             judged: VecDeque::new(),
         }
-    }
-
-    /// What a run of `text` means: the signature's verdict, a near miss when the failure
-    /// moved from its anchor.
-    fn verdict(&self, text: &str, outcome: &Outcome) -> Verdict {
-        judge(self.sig, self.anchor, text, outcome)
     }
 
     /// Hands the next run of `judging` to the workers: its control once it has one, else the
@@ -337,7 +348,7 @@ impl<'a> ProcessOracle<'a> {
             return Ok(());
         }
         self.peak_rss = self.peak_rss.max(outcome.peak_rss);
-        let verdict = self.verdict(&judging.text, &outcome);
+        let verdict = self.criteria.judge(&judging.text, &outcome);
         let label = match &verdict {
             Verdict::Same => "same failure".to_string(),
             Verdict::NearMiss(header) => {
@@ -351,7 +362,7 @@ impl<'a> ProcessOracle<'a> {
         if verdict == Verdict::Same {
             self.cache.put(&judging.key, &outcome);
             self.failed_the_same_way(judging);
-        } else if judging.attempts < self.attempts {
+        } else if judging.attempts < self.criteria.attempts {
             // A flaky repro gets several tries; a candidate stops at its first failure.
             judging.attempts += 1;
             self.launch(judging);
@@ -376,18 +387,6 @@ impl<'a> ProcessOracle<'a> {
 /// Whether a control run passed: it ran to completion.
 pub(crate) fn passes(outcome: &Outcome) -> bool {
     outcome.status == process::Status::Exited(0)
-}
-
-/// The signature's verdict on a run of `text`, made a near miss when the failure moved from
-/// `anchor`.
-pub(crate) fn judge(sig: &Signature, anchor: &Anchor, text: &str, outcome: &Outcome) -> Verdict {
-    match sig.judge(outcome) {
-        Verdict::Same => match anchor.moved(text, outcome) {
-            Some(why) => Verdict::NearMiss(why),
-            None => Verdict::Same,
-        },
-        other => other,
-    }
 }
 
 impl Oracle for ProcessOracle<'_> {
@@ -433,7 +432,7 @@ impl Oracle for ProcessOracle<'_> {
         match self.cache.get(&key) {
             Some(outcome) => {
                 self.hits += 1;
-                if self.verdict(text, &outcome) == Verdict::Same {
+                if self.criteria.judge(text, &outcome) == Verdict::Same {
                     self.failed_the_same_way(judging);
                 } else {
                     self.judged.push_back((judging.text, false));
@@ -470,7 +469,7 @@ impl Oracle for ProcessOracle<'_> {
 
     fn crash(&mut self, text: &str) -> Option<scrub_reducers::Crash> {
         // Only an exception has a traceback to follow.
-        if !matches!(self.sig, Signature::Exception { .. }) {
+        if !matches!(self.criteria.sig, Signature::Exception { .. }) {
             return None;
         }
         // Where a control judges every candidate, a check may be fed rebuilt values.

@@ -313,14 +313,9 @@ impl Drop for Pool {
 }
 
 /// GPU ids from `--gpus 0,1,3`, or else from `nvidia-smi`; empty when there are none.
-pub fn detect_gpus(list: Option<&str>) -> Vec<String> {
+pub fn detect_gpus(list: Option<&[u32]>) -> Vec<String> {
     if let Some(list) = list {
-        return list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
+        return list.iter().map(u32::to_string).collect();
     }
     let out = std::process::Command::new("nvidia-smi")
         .args(["--query-gpu=index", "--format=csv,noheader"])

@@ -147,27 +147,8 @@ fn categorize(
 ) -> (Category, String) {
     let title = issue.title.to_ascii_lowercase();
     let body = issue.body.to_ascii_lowercase();
-    let duplicate = duplicate_reason(issue);
-    if issue.is_closed() {
-        if let Some(why) = duplicate {
-            return (
-                Category::Duplicate,
-                format!("the issue is closed as a duplicate ({why}); nothing is run or changed"),
-            );
-        }
-        let why = issue
-            .state_reason
-            .as_deref()
-            .filter(|r| !r.is_empty())
-            .map(|r| format!(" ({})", r.to_ascii_lowercase().replace('_', " ")))
-            .unwrap_or_default();
-        return (
-            Category::Closed,
-            format!("the issue is closed{why}; nothing is run or changed"),
-        );
-    }
-    if let Some(why) = duplicate {
-        return (Category::Duplicate, format!("the issue is {why}"));
+    if let Some(found) = closed_or_duplicate(issue) {
+        return found;
     }
     if let Some(why) = tracker(issue, choice) {
         return (
@@ -202,30 +183,8 @@ fn categorize(
             "better engineering (cleanup or refactoring), not a bug".into(),
         );
     }
-    let code_and_shell: String = blocks
-        .iter()
-        .filter(|b| matches!(b.kind, Kind::Code | Kind::Shell))
-        .map(|b| b.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let gpus = crate::engine::workers::detect_gpus(None).len();
-    if let Some(need) = hardware_need(&code_and_shell, gpus) {
-        return (
-            Category::Hardware,
-            format!("the repro needs {need}, which this machine does not have"),
-        );
-    }
-    if let Some(need) = gpus_named(issue, choice.is_none(), gpus) {
-        return (
-            Category::Hardware,
-            format!("the report is about {need}, more than this machine has"),
-        );
-    }
-    if let Some(need) = hardware_named(issue, choice.is_none()) {
-        return (
-            Category::Hardware,
-            format!("the report is about {need}, which this machine does not have"),
-        );
+    if let Some(found) = hardware(issue, blocks, choice) {
+        return found;
     }
     // Images without code, and no failure in text beyond a sentence pointing at them.
     let text_evidence = evidence.is_some_and(|e| e.form != super::evidence::Form::Prose);
@@ -263,6 +222,63 @@ fn categorize(
             evidence.text
         ),
     )
+}
+
+/// A closed issue, or an open one that is a duplicate: its category and reason.
+fn closed_or_duplicate(issue: &Issue) -> Option<(Category, String)> {
+    let duplicate = duplicate_reason(issue);
+    if issue.is_closed() {
+        if let Some(why) = duplicate {
+            return Some((
+                Category::Duplicate,
+                format!("the issue is closed as a duplicate ({why}); nothing is run or changed"),
+            ));
+        }
+        let why = issue
+            .state_reason
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map(|r| format!(" ({})", r.to_ascii_lowercase().replace('_', " ")))
+            .unwrap_or_default();
+        return Some((
+            Category::Closed,
+            format!("the issue is closed{why}; nothing is run or changed"),
+        ));
+    }
+    duplicate.map(|why| (Category::Duplicate, format!("the issue is {why}")))
+}
+
+/// A repro or report that needs hardware this machine lacks: its category and reason.
+fn hardware(
+    issue: &Issue,
+    blocks: &[Block],
+    choice: Option<&Choice>,
+) -> Option<(Category, String)> {
+    let code_and_shell: String = blocks
+        .iter()
+        .filter(|b| matches!(b.kind, Kind::Code | Kind::Shell))
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let gpus = crate::engine::workers::detect_gpus(None).len();
+    if let Some(need) = hardware_need(&code_and_shell, gpus) {
+        return Some((
+            Category::Hardware,
+            format!("the repro needs {need}, which this machine does not have"),
+        ));
+    }
+    if let Some(need) = gpus_named(issue, choice.is_none(), gpus) {
+        return Some((
+            Category::Hardware,
+            format!("the report is about {need}, more than this machine has"),
+        ));
+    }
+    hardware_named(issue, choice.is_none()).map(|need| {
+        (
+            Category::Hardware,
+            format!("the report is about {need}, which this machine does not have"),
+        )
+    })
 }
 
 /// How the report shows its failure, in words.

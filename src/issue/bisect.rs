@@ -148,9 +148,8 @@ pub fn bisect(
         let mut picks: Vec<i64> = (1..=k).map(|j| lo + (hi - lo) * j / (k + 1)).collect();
         picks.dedup();
         // The probes run side by side: each may hold its share of the machine.
-        let max_memory = crate::engine::memory::limit(None, picks.len())
-            .ok()
-            .flatten();
+        let max_memory =
+            crate::engine::memory::limit(crate::engine::memory::Limit::Share, picks.len());
         let results: Vec<Result<RunVerdict>> = std::thread::scope(|s| {
             let handles: Vec<_> = picks
                 .iter()

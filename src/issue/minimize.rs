@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use crate::engine::ladder::Rung;
-use crate::engine::reduce::{self, Cluster, Finish, Options};
+use crate::engine::reduce::{self, Execution, Finish, Options};
 
 /// What the minimization gave.
 #[derive(Debug, Clone, Serialize)]
@@ -36,24 +36,27 @@ pub struct Minimized {
     pub text: String,
 }
 
+/// Where a minimization writes: the issue's temp root (the original and the result), its work
+/// folder (the run's log) and the issue's number (in the files' names).
+pub struct Place<'a> {
+    pub root: &'a Path,
+    pub work: &'a Path,
+    pub number: u64,
+}
+
 /// Saves `original` (the repro as the issue gives it) as `root/repro_N_original.py`, reduces
 /// `text` (the repro as it was run, which may carry scrub's rewrites) with `signature` (derived
-/// again from the run when `None`) under
-/// `python` (on `cluster` when given), and writes `root/repro_N.py`; the run's log goes to
-/// `work/scrub.out`.
-#[allow(clippy::too_many_arguments)]
+/// again from the run when `None`) as `execution` says, and writes `root/repro_N.py`; the
+/// run's log goes to `work/scrub.out`.
 pub fn minimize(
     original_text: &str,
     text: &str,
     signature: Option<&str>,
-    python: &Path,
-    root: &Path,
-    work: &Path,
-    number: u64,
+    place: &Place,
     quiet: bool,
-    jobs: Option<usize>,
-    cluster: Option<&Cluster>,
+    execution: &Execution,
 ) -> Result<Minimized> {
+    let Place { root, work, number } = *place;
     let original = root.join(format!("repro_{number}_original.py"));
     let output = root.join(format!("repro_{number}.py"));
     std::fs::write(&original, original_text)
@@ -69,13 +72,11 @@ pub fn minimize(
     let options = Options {
         sig: signature.map(str::to_string),
         output: Some(output.clone()),
-        python: Some(python.to_path_buf()),
+        execution: execution.clone(),
         run_dir: Some(work.join("scrub.out")),
         // A comment wants the smallest script, not one under a size.
         target_lines: None,
         quiet,
-        jobs,
-        ray: cluster.cloned(),
         ..Options::new(input)
     };
     match reduce::reduce(&options)? {

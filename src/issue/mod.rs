@@ -30,7 +30,7 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::engine::interpreter::Interpreter;
-use crate::engine::reduce::{self, Cluster, Options};
+use crate::engine::reduce::{self, Backend, Cluster, Execution};
 use actionable::Category;
 use extract::Kind;
 use github::Changes;
@@ -269,14 +269,21 @@ fn exit_code(report: &Report) -> ExitCode {
 
 /// The Ray cluster of `--ray`, connected once under the repro's interpreter.
 fn connect(args: &IssueArgs, interp: &Interpreter) -> Result<Option<Cluster>> {
-    reduce::connect(&Options {
+    let Some(address) = &args.ray else {
+        return Ok(None);
+    };
+    let execution = reduce::connect(&Execution {
         python: Some(interp.path.clone()),
         jobs: args.jobs,
-        ray: args.ray.clone().map(|address| Cluster::Address {
-            address,
+        backend: Backend::Ray(Cluster::Address {
+            address: address.clone(),
             gpus_per_worker: None,
         }),
-        ..Options::new("")
+        ..Execution::default()
+    })?;
+    Ok(match execution.backend {
+        Backend::Ray(cluster) => Some(cluster),
+        Backend::Warm | Backend::Cold => None,
     })
 }
 
@@ -310,101 +317,162 @@ fn stop(report: &mut Report, step: &'static str, reason: String, needs_decision:
 
 /// Steps 2 to 10; returns at the first step that stops the triage.
 fn triage(args: &IssueArgs, s: &Setup, cluster: Option<&Cluster>) -> Result<Report> {
-    let issue = &s.issue;
-    let today = fetch::today();
-    let blocks = extract::extract(issue);
-    let choice = extract::choose(&blocks, issue.author_login());
-    let found = evidence::find(issue, &blocks, choice.as_ref());
-    let expected = found.as_ref().and_then(|e| e.parsed.clone());
-    let judgement = actionable::judge(issue, &blocks, choice.as_ref(), found.as_ref(), today);
-    let mut report = Report {
-        number: issue.number,
-        title: issue.title.clone(),
-        repo: s.repo.clone(),
-        url: issue.url.clone(),
-        category: judgement.category.as_str(),
-        reason: judgement.reason.clone(),
-        repro_source: choice.as_ref().map(|c| c.source.name()),
-        repro_reason: choice.as_ref().map(|c| c.reason.clone()),
-        expected_signature: expected.as_ref().map(|s| s.to_string()),
-        evidence: found.clone(),
-        blocks: blocks
-            .iter()
-            .map(|b| BlockRow {
-                source: b.post.name(),
-                kind: b.kind,
-                lines: extract::lines(&b.text),
-            })
-            .collect(),
-        labels_to_add: judgement.labels_to_add.clone(),
-        labels_to_remove: judgement.labels_to_remove.clone(),
-        refresh_triaged: judgement.refresh_triaged,
-        propose_close: judgement.propose_close,
-        duplicate_of: judgement.duplicate_of,
-        locked: issue.locked == Some(true),
-        ..Default::default()
+    let (mut t, choice, judgement) = Triage::judge(args, s);
+    let Some((choice, deciding)) = t.repro_to_run(choice, judgement) else {
+        return Ok(t.report);
     };
-    if judgement.propose_close && !args.confirm_close {
-        report.notes.push(
-            "old, unassigned, idle and underspecified: closing it as not planned is proposed; pass --confirm-close to plan it".into(),
-        );
+    let repro = t.blocks[choice.block].text.clone();
+    if !t.cleared(&repro, &choice) {
+        return Ok(t.report);
     }
-    // Step 4, first half: every chosen repro is reviewed, whatever the category, so that a
-    // risky script is flagged before anything could run it.
-    if let Some(c) = &choice {
-        report.risks = safety::review(&blocks[c.block].text, s.interp.parser_version);
-    }
-    // A self-contained script with no failure scrub can read: running it decides.
-    let deciding =
-        judgement.run_to_decide && args.stop_after != Some(Step::Triage) && !issue.is_closed();
-    if judgement.category != Category::Actionable && !deciding {
-        stop(&mut report, "judge", judgement.reason, false);
-        return Ok(report);
-    }
-    let Some(choice) = choice else {
-        unreachable!("an actionable issue, or one decided by running, has a repro");
+    let Some(modules) = t.check(&repro)? else {
+        return Ok(t.report);
     };
-    let repro = blocks[choice.block].text.clone();
-    if deciding {
-        report.notes.push(
-            "the thread shows no error in a form scrub reads; the repro is run to decide between actionable and needs-reproduction".into(),
-        );
+    let (run_text, outcome) = t.reproduce(&repro, &modules, deciding)?;
+    t.bisect(&run_text, &outcome, deciding)?;
+    t.minimize(&repro, &run_text, &outcome, cluster);
+    t.comment(&outcome, deciding);
+    Ok(t.report)
+}
+
+/// One issue's triage under way: what its steps share, and the report they fill in.
+struct Triage<'a> {
+    args: &'a IssueArgs,
+    s: &'a Setup,
+    today: i64,
+    blocks: Vec<extract::Block>,
+    /// The failure the thread reports, and its signature when scrub reads one.
+    found: Option<evidence::Evidence>,
+    expected: Option<crate::engine::verdict::Signature>,
+    report: Report,
+}
+
+impl<'a> Triage<'a> {
+    /// Steps 2 and 3, and the first half of step 4: the blocks, the repro chosen among them,
+    /// the failure the thread reports, the judgement, and the chosen repro's risks.
+    fn judge(
+        args: &'a IssueArgs,
+        s: &'a Setup,
+    ) -> (Triage<'a>, Option<extract::Choice>, actionable::Judgement) {
+        let issue = &s.issue;
+        let today = fetch::today();
+        let blocks = extract::extract(issue);
+        let choice = extract::choose(&blocks, issue.author_login());
+        let found = evidence::find(issue, &blocks, choice.as_ref());
+        let expected = found.as_ref().and_then(|e| e.parsed.clone());
+        let judgement = actionable::judge(issue, &blocks, choice.as_ref(), found.as_ref(), today);
+        let mut report = Report {
+            number: issue.number,
+            title: issue.title.clone(),
+            repo: s.repo.clone(),
+            url: issue.url.clone(),
+            category: judgement.category.as_str(),
+            reason: judgement.reason.clone(),
+            repro_source: choice.as_ref().map(|c| c.source.name()),
+            repro_reason: choice.as_ref().map(|c| c.reason.clone()),
+            expected_signature: expected.as_ref().map(|s| s.to_string()),
+            evidence: found.clone(),
+            blocks: blocks
+                .iter()
+                .map(|b| BlockRow {
+                    source: b.post.name(),
+                    kind: b.kind,
+                    lines: extract::lines(&b.text),
+                })
+                .collect(),
+            labels_to_add: judgement.labels_to_add.clone(),
+            labels_to_remove: judgement.labels_to_remove.clone(),
+            refresh_triaged: judgement.refresh_triaged,
+            propose_close: judgement.propose_close,
+            duplicate_of: judgement.duplicate_of,
+            locked: issue.locked == Some(true),
+            ..Default::default()
+        };
+        if judgement.propose_close && !args.confirm_close {
+            report.notes.push(
+                "old, unassigned, idle and underspecified: closing it as not planned is proposed; pass --confirm-close to plan it".into(),
+            );
+        }
+        // Step 4, first half: every chosen repro is reviewed, whatever the category, so that a
+        // risky script is flagged before anything could run it.
+        if let Some(c) = &choice {
+            report.risks = safety::review(&blocks[c.block].text, s.interp.parser_version);
+        }
+        let triage = Triage {
+            args,
+            s,
+            today,
+            blocks,
+            found,
+            expected,
+            report,
+        };
+        (triage, choice, judgement)
     }
 
-    // Step 4: safety review and trust.
-    if !report.risks.is_empty() && !args.allow_risk {
-        let mut kinds: Vec<&str> = report.risks.iter().map(|r| r.kind).collect();
-        kinds.sort();
-        kinds.dedup();
-        if !confirm(
-            args,
-            &format!(
-                "the repro has {} risk(s); run it anyway?",
-                report.risks.len()
-            ),
-        ) {
-            let reason = format!(
-                "the repro has {} risk(s) ({}); review them and pass --allow-risk to run it",
-                report.risks.len(),
-                kinds.join(", ")
+    /// The repro to run, and whether running it decides the category (a self-contained
+    /// script with no failure scrub can read); `None` when the judgement stops the triage.
+    fn repro_to_run(
+        &mut self,
+        choice: Option<extract::Choice>,
+        judgement: actionable::Judgement,
+    ) -> Option<(extract::Choice, bool)> {
+        let (args, issue) = (self.args, &self.s.issue);
+        let deciding =
+            judgement.run_to_decide && args.stop_after != Some(Step::Triage) && !issue.is_closed();
+        if judgement.category != Category::Actionable && !deciding {
+            stop(&mut self.report, "judge", judgement.reason, false);
+            return None;
+        }
+        let Some(choice) = choice else {
+            unreachable!("an actionable issue, or one decided by running, has a repro");
+        };
+        if deciding {
+            self.report.notes.push(
+                "the thread shows no error in a form scrub reads; the repro is run to decide between actionable and needs-reproduction".into(),
             );
-            stop(&mut report, "safety", reason, true);
-            return Ok(report);
         }
+        Some((choice, deciding))
     }
-    if args.stop_after == Some(Step::Triage) {
-        stop(&mut report, "triage", "--stop-after triage".into(), false);
-        return Ok(report);
-    }
-    let author = issue.author_login();
-    let collaborator = match &s.repo {
-        Some(repo) if !author.is_empty() && !args.trust_author => {
-            Some(fetch::is_collaborator(repo, author))
+
+    /// Step 4: whether `repro` may run: its risks allowed or none, and its author trusted.
+    fn cleared(&mut self, repro: &str, choice: &extract::Choice) -> bool {
+        let (args, s, report) = (self.args, self.s, &mut self.report);
+        if !report.risks.is_empty() && !args.allow_risk {
+            let mut kinds: Vec<&str> = report.risks.iter().map(|r| r.kind).collect();
+            kinds.sort();
+            kinds.dedup();
+            if !confirm(
+                args,
+                &format!(
+                    "the repro has {} risk(s); run it anyway?",
+                    report.risks.len()
+                ),
+            ) {
+                let reason = format!(
+                    "the repro has {} risk(s) ({}); review them and pass --allow-risk to run it",
+                    report.risks.len(),
+                    kinds.join(", ")
+                );
+                stop(report, "safety", reason, true);
+                return false;
+            }
         }
-        _ => None,
-    };
-    report.author_collaborator = collaborator;
-    if !args.trust_author && collaborator != Some(true) {
+        if args.stop_after == Some(Step::Triage) {
+            stop(report, "triage", "--stop-after triage".into(), false);
+            return false;
+        }
+        let author = s.issue.author_login();
+        let collaborator = match &s.repo {
+            Some(repo) if !author.is_empty() && !args.trust_author => {
+                Some(fetch::is_collaborator(repo, author))
+            }
+            _ => None,
+        };
+        report.author_collaborator = collaborator;
+        if args.trust_author || collaborator == Some(true) {
+            return true;
+        }
         let who = if author.is_empty() {
             "an unknown author".to_string()
         } else {
@@ -422,191 +490,257 @@ fn triage(args: &IssueArgs, s: &Setup, cluster: Option<&Cluster>) -> Result<Repo
         }
         if !confirm(args, &format!("{why}; run their code?")) {
             stop(
-                &mut report,
+                report,
                 "trust",
                 format!("{why}; read the repro and pass --trust-author to run it"),
                 true,
             );
-            return Ok(report);
+            return false;
         }
+        true
     }
 
-    // Step 5: checks.
-    let modules = check::imported_modules(&repro, s.interp.parser_version);
-    report.missing_modules = check::missing_modules(&s.interp.path, &modules)?;
-    if !report.missing_modules.is_empty() {
-        let reason = format!(
-            "{} cannot import {}; install them or pass another --python",
-            s.interp.path.display(),
-            report.missing_modules.join(", ")
-        );
-        stop(&mut report, "check", reason, true);
-        return Ok(report);
-    }
-    report.recent_confirmation = check::recent_confirmation(issue, expected.as_ref(), today);
-    if let Some(c) = &report.recent_confirmation
-        && !args.reverify
-    {
-        let reason = format!("{c}; pass --reverify to reproduce anyway");
-        stop(&mut report, "check", reason, true);
-        return Ok(report);
+    /// Step 5: the modules `repro` imports, when the interpreter has them all and no recent
+    /// comment confirms the error already (or `--reverify`); `None` when the triage stops.
+    fn check(&mut self, repro: &str) -> Result<Option<Vec<String>>> {
+        let (s, report) = (self.s, &mut self.report);
+        let modules = check::imported_modules(repro, s.interp.parser_version);
+        report.missing_modules = check::missing_modules(&s.interp.path, &modules)?;
+        if !report.missing_modules.is_empty() {
+            let reason = format!(
+                "{} cannot import {}; install them or pass another --python",
+                s.interp.path.display(),
+                report.missing_modules.join(", ")
+            );
+            stop(report, "check", reason, true);
+            return Ok(None);
+        }
+        report.recent_confirmation =
+            check::recent_confirmation(&s.issue, self.expected.as_ref(), self.today);
+        if let Some(c) = &report.recent_confirmation
+            && !self.args.reverify
+        {
+            let reason = format!("{c}; pass --reverify to reproduce anyway");
+            stop(report, "check", reason, true);
+            return Ok(None);
+        }
+        Ok(Some(modules))
     }
 
-    // Step 6: reproduce.
-    say(args, format!("reproducing in {}", s.work.display()));
-    std::fs::create_dir_all(&s.work)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", s.work.display()))?;
-    report.work_dir = Some(s.work.display().to_string());
-    let with_torch = modules.iter().any(|m| m == "torch");
-    let versions = reproduce::versions(&s.interp.path, with_torch);
-    let version = s.interp.parser_version;
-    let mut run_text = repro.clone();
-    if let Some(text) = prepare::dynamo_resets(&repro, version) {
-        report.notes.push(
-            "the repro compiles more than once: torch._dynamo.reset() was inserted before each compile".into(),
+    /// Step 6: runs `repro` (with dynamo resets between repeated compiles, and with small
+    /// sizes after running out of memory); the script that ran, and how it ended.
+    fn reproduce(
+        &mut self,
+        repro: &str,
+        modules: &[String],
+        deciding: bool,
+    ) -> Result<(String, reproduce::Reproduction)> {
+        let (args, s) = (self.args, self.s);
+        say(args, format!("reproducing in {}", s.work.display()));
+        std::fs::create_dir_all(&s.work)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", s.work.display()))?;
+        self.report.work_dir = Some(s.work.display().to_string());
+        let with_torch = modules.iter().any(|m| m == "torch");
+        let versions = reproduce::versions(&s.interp.path, with_torch);
+        let mut run_text = repro.to_string();
+        if let Some(text) = prepare::dynamo_resets(repro, s.interp.parser_version) {
+            self.report.notes.push(
+                "the repro compiles more than once: torch._dynamo.reset() was inserted before each compile".into(),
+            );
+            run_text = text;
+        }
+        let seeded = prepare::fixed_seed(&run_text, modules);
+        let mut outcome = reproduce::reproduce(
+            &run_text,
+            &seeded,
+            &s.interp.path,
+            self.expected.as_ref(),
+            &s.work,
+            s.timeout,
+        )?;
+        say(
+            args,
+            format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio),
         );
-        run_text = text;
+        if outcome.result == "oom"
+            && let Some((small, retry)) = self.with_small_sizes(&run_text, modules)?
+        {
+            run_text = small;
+            outcome = retry;
+        }
+        // A hang is what the issue reports: the run timing out reproduces it.
+        if outcome.result == "timeout"
+            && self
+                .found
+                .as_ref()
+                .is_some_and(|e| e.kind == evidence::What::Hang)
+        {
+            outcome.reproduces = true;
+            self.report.notes.push(format!(
+                "the issue reports a hang and the repro {}: that reproduces it (a hang has no signature to minimize with)",
+                outcome.detail
+            ));
+        }
+        self.report.hint = hint::stale_xfail(&s.issue, repro, &outcome);
+        self.report.versions = Some(versions);
+        self.report.outcome = Some(outcome.clone());
+        if deciding {
+            decide(&mut self.report, &s.issue, &outcome, self.today);
+        }
+        Ok((run_text, outcome))
     }
-    let seeded = prepare::fixed_seed(&run_text, &modules);
-    let mut outcome = reproduce::reproduce(
-        &run_text,
-        &seeded,
-        &s.interp.path,
-        expected.as_ref(),
-        &s.work,
-        s.timeout,
-    )?;
-    say(
-        args,
-        format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio),
-    );
-    if outcome.result == "oom" {
-        match prepare::small_dims(&run_text, version) {
-            Some(small) => {
-                say(args, "out of memory; trying again with small sizes");
-                let seeded = prepare::fixed_seed(&small, &modules);
-                let retry = reproduce::reproduce(
-                    &small,
-                    &seeded,
-                    &s.interp.path,
-                    expected.as_ref(),
-                    &s.work.join("small-dims"),
-                    s.timeout,
-                )?;
-                report.notes.push(format!(
-                    "the repro ran out of memory, which the issue is not about; with small sizes: {} ({})",
-                    retry.result, retry.detail
-                ));
-                if retry.reproduces {
-                    run_text = small;
-                    outcome = retry;
-                }
-            }
-            None => report.notes.push(
+
+    /// `run_text`, which ran out of memory, with small sizes and how it ran, when that
+    /// reproduces; noted either way.
+    fn with_small_sizes(
+        &mut self,
+        run_text: &str,
+        modules: &[String],
+    ) -> Result<Option<(String, reproduce::Reproduction)>> {
+        let (args, s) = (self.args, self.s);
+        let Some(small) = prepare::small_dims(run_text, s.interp.parser_version) else {
+            self.report.notes.push(
                 "the repro ran out of memory, which the issue is not about, and has no sizes to shrink".into(),
-            ),
-        }
-    }
-    // A hang is what the issue reports: the run timing out reproduces it.
-    if outcome.result == "timeout"
-        && found
-            .as_ref()
-            .is_some_and(|e| e.kind == evidence::What::Hang)
-    {
-        outcome.reproduces = true;
-        report.notes.push(format!(
-            "the issue reports a hang and the repro {}: that reproduces it (a hang has no signature to minimize with)",
-            outcome.detail
+            );
+            return Ok(None);
+        };
+        say(args, "out of memory; trying again with small sizes");
+        let seeded = prepare::fixed_seed(&small, modules);
+        let retry = reproduce::reproduce(
+            &small,
+            &seeded,
+            &s.interp.path,
+            self.expected.as_ref(),
+            &s.work.join("small-dims"),
+            s.timeout,
+        )?;
+        self.report.notes.push(format!(
+            "the repro ran out of memory, which the issue is not about; with small sizes: {} ({})",
+            retry.result, retry.detail
         ));
-    }
-    report.hint = hint::stale_xfail(issue, &repro, &outcome);
-    report.versions = Some(versions);
-    report.outcome = Some(outcome.clone());
-    if deciding {
-        decide(&mut report, issue, &outcome, today);
+        Ok(retry.reproduces.then_some((small, retry)))
     }
 
-    // Step 7: bisect.
-    let wants = |step: Step| args.stop_after.is_none_or(|s| s >= step);
-    if !outcome.reproduces
-        && !deciding
-        && wants(Step::Bisect)
-        && matches!(outcome.result, "no-error" | "different-error")
-    {
+    /// Whether `--stop-after` lets `step` run.
+    fn wants(&self, step: Step) -> bool {
+        self.args.stop_after.is_none_or(|s| s >= step)
+    }
+
+    /// Step 7: a repro that no longer fails the reported way is run over the environments to
+    /// find the first fixed version (and the pull requests in between, with --source-repo).
+    fn bisect(
+        &mut self,
+        run_text: &str,
+        outcome: &reproduce::Reproduction,
+        deciding: bool,
+    ) -> Result<()> {
+        if outcome.reproduces
+            || deciding
+            || !self.wants(Step::Bisect)
+            || !matches!(outcome.result, "no-error" | "different-error")
+        {
+            return Ok(());
+        }
+        let (args, s) = (self.args, self.s);
         let mut envs = s.envs.clone();
         envs.extend(bisect::conda_envs(&s.work)?);
         bisect::sort_envs(&mut envs);
         if envs.is_empty() {
-            report.notes.push("no environments to bisect over (--env VER=PYTHON, or conda envs named pytorch-<ver>)".into());
-        } else {
-            say(args, format!("bisecting over {} environments", envs.len()));
-            let mut b = bisect::bisect(&run_text, &envs, expected.as_ref(), &s.work, s.timeout)?;
-            if let (Some(src), Some(bad), Some(good)) =
-                (&args.source_repo, &b.last_broken, &b.first_fixed)
-            {
-                let files: Vec<String> = blocks
-                    .iter()
-                    .filter(|b| b.kind == Kind::Traceback)
-                    .flat_map(|b| bisect::traceback_files(&b.text))
-                    .collect();
-                let words = expected.as_ref().map(bisect::keywords).unwrap_or_default();
-                b.commits = bisect::find_commits(src, bad, good, &files, &words);
-                b.fixed_by = bisect::fixed_by(&b.commits);
-            }
-            report.bisect = Some(b);
+            self.report.notes.push("no environments to bisect over (--env VER=PYTHON, or conda envs named pytorch-<ver>)".into());
+            return Ok(());
         }
+        say(args, format!("bisecting over {} environments", envs.len()));
+        let expected = self.expected.as_ref();
+        let mut b = bisect::bisect(run_text, &envs, expected, &s.work, s.timeout)?;
+        if let (Some(src), Some(bad), Some(good)) =
+            (&args.source_repo, &b.last_broken, &b.first_fixed)
+        {
+            let files: Vec<String> = self
+                .blocks
+                .iter()
+                .filter(|b| b.kind == Kind::Traceback)
+                .flat_map(|b| bisect::traceback_files(&b.text))
+                .collect();
+            let words = expected.map(bisect::keywords).unwrap_or_default();
+            b.commits = bisect::find_commits(src, bad, good, &files, &words);
+            b.fixed_by = bisect::fixed_by(&b.commits);
+        }
+        self.report.bisect = Some(b);
+        Ok(())
     }
 
-    // Step 8: minimize.
-    if outcome.reproduces
-        && wants(Step::Minimize)
-        && let Some(sig) = &outcome.signature
-    {
-        say(args, format!("minimizing with {sig}"));
-        match minimize::minimize(
-            &repro,
-            &run_text,
-            (!outcome.derived).then_some(sig.as_str()),
-            &s.interp.path,
-            &s.root,
-            &s.work,
-            issue.number,
-            args.json,
-            args.jobs,
-            cluster,
-        ) {
-            Ok(m) => report.minimized = Some(m),
-            Err(e) => report.notes.push(format!("minimization failed: {e:#}")),
-        }
-    }
-
-    // Step 10: the comment.
-    let issue_text = std::iter::once(issue.body.as_str())
-        .chain(issue.comments.iter().map(|c| c.body.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let versions = report.versions.as_ref().expect("set above");
-    report.comment = Some(if deciding && !outcome.reproduces {
-        report::unreproduced_comment(&outcome, versions, &s.work)
-    } else {
-        report::comment(
-            &issue_text,
-            &outcome,
-            versions,
-            report.bisect.as_ref(),
-            report.minimized.as_ref(),
-            report.hint.as_deref(),
-            !deciding,
-        )
-    });
-    if let Some(step) = args.stop_after.filter(|s| *s < Step::Minimize) {
-        let name = match step {
-            Step::Reproduce => "reproduce",
-            _ => "bisect",
+    /// Step 8: a repro that reproduces is minimized with the engine (on `cluster` when given).
+    fn minimize(
+        &mut self,
+        repro: &str,
+        run_text: &str,
+        outcome: &reproduce::Reproduction,
+        cluster: Option<&Cluster>,
+    ) {
+        let (args, s) = (self.args, self.s);
+        let Some(sig) = outcome.signature.as_ref().filter(|_| outcome.reproduces) else {
+            return;
         };
-        stop(&mut report, name, format!("--stop-after {name}"), false);
+        if !self.wants(Step::Minimize) {
+            return;
+        }
+        say(args, format!("minimizing with {sig}"));
+        let place = minimize::Place {
+            root: &s.root,
+            work: &s.work,
+            number: s.issue.number,
+        };
+        let execution = Execution {
+            python: Some(s.interp.path.clone()),
+            jobs: args.jobs,
+            backend: cluster.cloned().map_or(Backend::Warm, Backend::Ray),
+            ..Execution::default()
+        };
+        match minimize::minimize(
+            repro,
+            run_text,
+            (!outcome.derived).then_some(sig.as_str()),
+            &place,
+            args.json,
+            &execution,
+        ) {
+            Ok(m) => self.report.minimized = Some(m),
+            Err(e) => self
+                .report
+                .notes
+                .push(format!("minimization failed: {e:#}")),
+        }
     }
-    Ok(report)
+
+    /// Step 10: the comment; and the stop that `--stop-after` asked for before minimizing.
+    fn comment(&mut self, outcome: &reproduce::Reproduction, deciding: bool) {
+        let (issue, report) = (&self.s.issue, &mut self.report);
+        let issue_text = std::iter::once(issue.body.as_str())
+            .chain(issue.comments.iter().map(|c| c.body.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let versions = report.versions.as_ref().expect("set above");
+        report.comment = Some(if deciding && !outcome.reproduces {
+            report::unreproduced_comment(outcome, versions, &self.s.work)
+        } else {
+            report::comment(
+                &issue_text,
+                outcome,
+                versions,
+                report.bisect.as_ref(),
+                report.minimized.as_ref(),
+                report.hint.as_deref(),
+                !deciding,
+            )
+        });
+        if let Some(step) = self.args.stop_after.filter(|s| *s < Step::Minimize) {
+            let name = match step {
+                Step::Reproduce => "reproduce",
+                _ => "bisect",
+            };
+            stop(report, name, format!("--stop-after {name}"), false);
+        }
+    }
 }
 
 /// Reproduce to decide: a failing run makes the issue actionable with what was observed; a

@@ -267,6 +267,29 @@ pub fn render(r: &Report) -> String {
             o.result, o.detail, v.python, o.runs, o.ratio
         ));
     }
+    out.push_str(&bisected_and_minimized(r));
+    if let Some(h) = &r.hint {
+        out.push_str(&format!("hint: {h}\n"));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    if let Some(stop) = &r.stopped {
+        out.push_str(&format!("stopped at {}: {}\n", stop.step, stop.reason));
+    }
+    if let Some(c) = &r.comment {
+        out.push_str("\ncomment:\n");
+        for line in c.lines() {
+            out.push_str(&format!("  | {line}\n"));
+        }
+    }
+    out.push_str(&github_lines(r));
+    out
+}
+
+/// The bisection's and the minimization's lines of [`render`].
+fn bisected_and_minimized(r: &Report) -> String {
+    let mut out = String::new();
     if let Some(b) = &r.bisect {
         let probes: Vec<String> = b
             .probes
@@ -308,21 +331,12 @@ pub fn render(r: &Report) -> String {
             ));
         }
     }
-    if let Some(h) = &r.hint {
-        out.push_str(&format!("hint: {h}\n"));
-    }
-    for note in &r.notes {
-        out.push_str(&format!("note: {note}\n"));
-    }
-    if let Some(stop) = &r.stopped {
-        out.push_str(&format!("stopped at {}: {}\n", stop.step, stop.reason));
-    }
-    if let Some(c) = &r.comment {
-        out.push_str("\ncomment:\n");
-        for line in c.lines() {
-            out.push_str(&format!("  | {line}\n"));
-        }
-    }
+    out
+}
+
+/// The GitHub commands' lines of [`render`]: planned, or run with how they went.
+fn github_lines(r: &Report) -> String {
+    let mut out = String::new();
     if r.applied.is_empty() {
         if r.plan.is_empty() {
             out.push_str("\nno GitHub changes\n");

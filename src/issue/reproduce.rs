@@ -144,7 +144,7 @@ pub fn reproduce(
         python,
         timeout,
         env: &[],
-        max_memory: crate::engine::memory::limit(None, 1).ok().flatten(),
+        max_memory: crate::engine::memory::limit(crate::engine::memory::Limit::Share, 1),
     };
     let mut outcomes = Vec::new();
     for _ in 0..2 {

@@ -99,19 +99,40 @@ pub fn python() -> String {
 }
 
 /// The interpreter of the pinned PyTorch venv, from `SCRUB_TORCH_PYTHON` (which `scripts/test`
-/// sets). Without it the torch tests are skipped with a message, except under `CI=true`, where a
-/// missing torch fails them.
+/// sets); see [`needed_python`].
 pub fn torch_python() -> Option<PathBuf> {
-    match std::env::var_os("SCRUB_TORCH_PYTHON") {
+    needed_python("SCRUB_TORCH_PYTHON")
+}
+
+/// The interpreter that `var` names, for a test that needs torch or Ray (`scripts/test` sets
+/// both). Without it the test fails, unless `SCRUB_ALLOW_SKIP=1`, which skips it with a
+/// message: a run that leaves them out says so, instead of passing as if they had run.
+pub fn needed_python(var: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("SCRUB_TORCH_PYTHON is not set: run the tests with scripts/test")
-        }
-        _ => {
-            eprintln!("skipped: SCRUB_TORCH_PYTHON is not set (scripts/test sets it)");
+        _ if std::env::var("SCRUB_ALLOW_SKIP").is_ok_and(|v| v == "1") => {
+            eprintln!("skipped: {var} is not set (SCRUB_ALLOW_SKIP=1)");
             None
         }
+        _ => panic!(
+            "{var} is not set: run the tests with scripts/test, or set SCRUB_ALLOW_SKIP=1 to skip the tests that need it"
+        ),
     }
+}
+
+/// `SCRUB_CORPUS_FILTER`, the part of a case's name that picks the cases a corpus test runs
+/// (empty: all of them). A filter that names no case of the corpus fails the test: a typo
+/// would otherwise run nothing and pass.
+pub fn corpus_filter() -> String {
+    let filter = std::env::var("SCRUB_CORPUS_FILTER").unwrap_or_default();
+    if !filter.is_empty() {
+        let cases = scrub::corpus::load(&repo_root().join("corpus")).unwrap();
+        assert!(
+            cases.iter().any(|c| c.name.contains(&filter)),
+            "SCRUB_CORPUS_FILTER={filter} matches no corpus case; give part of a case name (see corpus/)"
+        );
+    }
+    filter
 }
 
 /// Whether `text` fails as `sig` says in at least one of `tries` cold runs.

@@ -1,0 +1,260 @@
+//! The original's runs: it must fail the same way, often enough to tell how many runs a
+//! candidate gets; one that runs out of memory here is tried with small sizes, a flaky torch
+//! repro with a seed. Then whether it fails the same way in a warm worker.
+
+use std::fs;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::{Reduction, run_many, run_one};
+use crate::engine::process::{self, Outcome, Status};
+use crate::engine::verdict::{Signature, Verdict, describe};
+
+/// A true repro may be missed by a flaky run at most this often.
+const MISS_RATE: f64 = 0.05;
+const MAX_ATTEMPTS: usize = 20;
+
+/// How the original's first runs went.
+enum BaselineEnd {
+    Fails(Box<Baseline>),
+    /// It ran out of memory every time, and the signature is not about memory.
+    OutOfMemory,
+    /// It does not fail the expected way: the reason has been printed.
+    DoesNotFail,
+}
+
+/// How the original fails.
+#[derive(Clone)]
+pub(super) struct Baseline {
+    pub(super) signature: Signature,
+    pub(super) duration: Duration,
+    /// The most memory one of its runs held, in bytes.
+    pub(super) peak_rss: u64,
+    /// Runs a candidate gets before it counts as not failing.
+    pub(super) attempts: usize,
+    pub(super) ratio: String,
+    /// A run that failed the same way.
+    pub(super) outcome: Outcome,
+}
+
+impl Reduction<'_> {
+    /// How the original fails, or `None` when it does not fail the same way (the reason has
+    /// been printed). The original must fail the same way, and an empty script must not (see
+    /// `Reduction::ground`). One that runs out of memory here first is tried with its sizes
+    /// shrunk, and a flaky torch repro with a fixed seed; when that makes it fail (every
+    /// time), the reduction starts from the rewritten script.
+    pub(super) fn baseline(&mut self) -> Result<Option<Baseline>> {
+        let base = match self.runs(&self.text, self.sig.clone())? {
+            BaselineEnd::Fails(base) => *base,
+            BaselineEnd::DoesNotFail => return Ok(None),
+            BaselineEnd::OutOfMemory => match self.with_small_sizes()? {
+                Some(base) => base,
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(self.stabilised(base)?))
+    }
+
+    /// The original with every tensor size shrunk to 8 or less, when that fails the same way.
+    fn with_small_sizes(&mut self) -> Result<Option<Baseline>> {
+        let small = scrub_reducers::Script::parse(self.text.as_str(), self.interp.parser_version)
+            .and_then(|s| scrub_reducers::prepare::small_sizes(&s));
+        let Some(small) = small else {
+            eprintln!(
+                "scrub: the original runs out of memory here, and has no tensor sizes to shrink"
+            );
+            return Ok(None);
+        };
+        self.console
+            .say("the original runs out of memory here; trying it with sizes of 8 or less");
+        match self.runs(&small, self.sig.clone())? {
+            BaselineEnd::Fails(base) => {
+                self.start = small;
+                self.prepared.push(
+                    "shrank every tensor size to 8 or less: the original ran out of memory"
+                        .to_string(),
+                );
+                Ok(Some(*base))
+            }
+            BaselineEnd::OutOfMemory => {
+                eprintln!(
+                    "scrub: the original runs out of memory here, even with sizes of 8 or less"
+                );
+                Ok(None)
+            }
+            BaselineEnd::DoesNotFail => Ok(None),
+        }
+    }
+
+    /// `base`, or for a flaky repro that imports torch the baseline of the script seeded with
+    /// `torch.manual_seed(0)`, when that fails the same way every time (the reduction then
+    /// starts from it).
+    fn stabilised(&mut self, base: Baseline) -> Result<Baseline> {
+        if base.attempts == 1 {
+            return Ok(base);
+        }
+        let Some(seeded) = scrub_reducers::Script::parse(&self.start, self.interp.parser_version)
+            .and_then(|s| scrub_reducers::prepare::seeded(&s))
+        else {
+            return Ok(base);
+        };
+        self.console
+            .say("trying the flaky original with torch.manual_seed(0)");
+        match self.runs(&seeded, Some(base.signature.clone()))? {
+            BaselineEnd::Fails(stable) if stable.attempts == 1 => {
+                self.prepared.push(format!(
+                    "inserted torch.manual_seed(0): the original failed the same way {} times, the seeded one {}",
+                    base.ratio, stable.ratio
+                ));
+                self.start = seeded;
+                Ok(*stable)
+            }
+            _ => Ok(base),
+        }
+    }
+
+    /// Runs `text` twice, and five more times when the two disagree or a `given` signature
+    /// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
+    fn runs(&self, text: &str, given: Option<Signature>) -> Result<BaselineEnd> {
+        let runs = run_many(text, 2, &self.workers)?;
+        if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
+            && runs.iter().all(crate::engine::verdict::out_of_memory)
+        {
+            return Ok(BaselineEnd::OutOfMemory);
+        }
+        let explicit = given.is_some();
+        let Some(sig) = given.or_else(|| self.derived(&runs)) else {
+            eprintln!("scrub: the original does not fail: {}", describe(&runs[0]));
+            return Ok(BaselineEnd::DoesNotFail);
+        };
+        let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
+        let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
+        let peak_rss = runs.iter().map(|o| o.peak_rss).max().unwrap_or_default();
+        let hits = runs.iter().filter(|o| same(o)).count();
+        let timed_out = runs.iter().all(|o| o.status == Status::TimedOut);
+        if hits == 0 && (timed_out || !explicit) {
+            let near = match sig.judge(&runs[0]) {
+                Verdict::NearMiss(_) => " (same class, other message)",
+                _ => "",
+            };
+            eprintln!(
+                "scrub: the original does not fail with {sig}: {}{near}",
+                describe(&runs[0])
+            );
+            return Ok(BaselineEnd::DoesNotFail);
+        }
+        // Every run, for one that failed the same way to read the anchor off.
+        let mut all = runs.clone();
+        let (attempts, ratio) = if hits == 2 {
+            (1, "2/2".to_string())
+        } else {
+            // The two disagree, or a given signature was missed twice: a flaky repro shows
+            // itself within five more runs.
+            match self.flaky(text, &sig, hits, &mut all)? {
+                Some(flaky) => flaky,
+                None => {
+                    eprintln!(
+                        "scrub: the original does not fail with {sig} in 7 runs: {}",
+                        describe(&runs[0])
+                    );
+                    return Ok(BaselineEnd::DoesNotFail);
+                }
+            }
+        };
+        let outcome = all
+            .into_iter()
+            .find(|o| same(o))
+            .expect("a baseline that fails has a run that failed the same way");
+        Ok(BaselineEnd::Fails(Box::new(Baseline {
+            signature: sig,
+            duration,
+            peak_rss,
+            attempts,
+            ratio,
+            outcome,
+        })))
+    }
+
+    /// The signature derived from the first run that failed (a flaky original may pass once),
+    /// said on the console.
+    fn derived(&self, runs: &[Outcome]) -> Option<Signature> {
+        let sig = runs.iter().find_map(Signature::derive)?;
+        self.console.say(format!(
+            "signature: {sig} (derived from the original run; pass --sig to choose)"
+        ));
+        for name in sig.names() {
+            self.console.say(format!("  {name}"));
+        }
+        Some(sig)
+    }
+
+    /// The attempts per candidate and the ratio of a flaky `text`, which failed as `sig` says
+    /// `hits` times of the two runs in `all`, from more runs (added to `all`); `None` when
+    /// none of seven failed so.
+    fn flaky(
+        &self,
+        text: &str,
+        sig: &Signature,
+        hits: usize,
+        all: &mut Vec<Outcome>,
+    ) -> Result<Option<(usize, String)>> {
+        let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
+        let more = run_many(text, 5, &self.workers)?;
+        let (mut total, mut runs_done) = (hits + more.iter().filter(|o| same(o)).count(), 7);
+        all.extend(more);
+        if total == 0 {
+            return Ok(None);
+        }
+        // A low ratio from 7 runs is a poor estimate, and it sets how often every candidate
+        // is run: measure it over 20 runs.
+        if total * 2 < runs_done {
+            let extra = run_many(text, 13, &self.workers)?;
+            total += extra.iter().filter(|o| same(o)).count();
+            runs_done += 13;
+            all.extend(extra);
+        }
+        let p = total as f64 / runs_done as f64;
+        let attempts = if total == runs_done {
+            1
+        } else {
+            ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(2, MAX_ATTEMPTS)
+        };
+        self.console.say(format!(
+            "the original is flaky: it failed the same way {total} of {runs_done} times; each candidate gets up to {attempts} runs"
+        ));
+        Ok(Some((attempts, format!("{total}/{runs_done}"))))
+    }
+
+    /// Switches the workers to warm mode when the original fails the same way in a warm
+    /// worker as it did cold; otherwise says so and stays cold. Returns whether warm mode is
+    /// on.
+    pub(super) fn warm_up(&mut self, sig: &Signature) -> Result<bool> {
+        let file = &self.options.file;
+        let original =
+            fs::canonicalize(file).with_context(|| format!("cannot resolve {}", file.display()))?;
+        let workers = &mut self.workers;
+        workers.warm = Some(original);
+        let warm = match run_one(&self.start, workers) {
+            Ok(outcome) => sig.judge(&outcome) == Verdict::Same,
+            Err(e) if e.is::<process::Interrupted>() || workers.remote => return Err(e),
+            Err(e) => {
+                self.console.warn(format!(
+                    "cannot start a warm worker ({e:#}); using cold workers"
+                ));
+                false
+            }
+        };
+        if !warm && workers.remote {
+            bail!("the original does not fail the same way on the Ray actors as it does here");
+        }
+        if !warm {
+            self.console.say(
+                "the original does not fail the same way in a warm worker; using cold workers",
+            );
+            workers.warm = None;
+            workers.stop_zygotes();
+        }
+        Ok(warm)
+    }
+}

@@ -1,0 +1,99 @@
+//! PyTorch's minifier as the first stage (see `engine::minifier`): when the failure calls for
+//! it, the passes start from its result made plain, if that fails the same way.
+
+use anyhow::Result;
+use scrub_reducers::control::Suspect;
+use scrub_reducers::count_lines;
+
+use super::verify::verify;
+use super::{Ground, Reduction};
+use crate::engine::minifier::{self, Mode, Stage};
+
+impl Reduction<'_> {
+    /// Runs PyTorch's minifier when the mode and the failure call for it, and starts the
+    /// reduction from its plain script when that fails the same way as candidates run. What
+    /// the stage did, for the log and `--json` (nothing when it was not run).
+    pub(super) fn minifier_stage(&mut self, ground: &Ground) -> Result<Vec<Stage>> {
+        let plan = match self.skip_minifier(ground) {
+            Some(why) => Err(why),
+            None => minifier::plan(
+                self.options.minifier,
+                &self.start,
+                &ground.criteria.sig,
+                &ground.base.outcome.stderr,
+            ),
+        };
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(why) => {
+                ground.run_dir.log(format!("minifier: not run: {why}"));
+                return Ok(Vec::new());
+            }
+        };
+        self.console.say(format!(
+            "running PyTorch's minifier first (TORCHDYNAMO_REPRO_AFTER={}, level {})",
+            plan.after, plan.level
+        ));
+        let (plain, mut stage) = minifier::run(
+            &plan,
+            &self.start,
+            &self.interp.path,
+            self.interp.parser_version,
+            &ground.run_dir.path().join("minifier"),
+            ground.base.duration,
+        )?;
+        // The tightest form that fails the same way.
+        let sig = &ground.criteria.sig;
+        let mut kept = None;
+        for (i, form) in plain.iter().enumerate() {
+            stage.runs += 1;
+            if verify(form, &ground.criteria, &self.workers)? {
+                if i > 0 {
+                    stage.outcome = format!("used (its tighter forms do not fail with {sig})");
+                }
+                kept = Some(form.clone());
+                break;
+            }
+            stage.outcome = format!("its plain script does not fail with {sig}");
+        }
+        let queries = stage
+            .queries
+            .map_or(String::new(), |q| format!("{q} queries, "));
+        let said = format!(
+            "minifier: {queries}{} runs, {:.1} s: {}",
+            stage.runs, stage.seconds, stage.outcome
+        );
+        ground.run_dir.log(&said);
+        match kept {
+            Some(plain) => {
+                self.console.say(said);
+                self.prepared
+                    .push("started from PyTorch's minifier's result, made plain".into());
+                self.start = plain;
+            }
+            None => self
+                .console
+                .say(format!("{said}; reducing the original instead")),
+        }
+        Ok(vec![stage])
+    }
+
+    /// Why the minifier is not run whatever the failure: it isolates a compiled graph, of no
+    /// use when the control shows that the bug is elsewhere, nor for an original already
+    /// under the target size.
+    fn skip_minifier(&self, ground: &Ground) -> Option<String> {
+        match ground.guard.control.as_ref().map(|c| c.suspect) {
+            Some(suspect) if suspect != Suspect::Compile && self.options.minifier == Mode::Auto => {
+                Some(format!(
+                    "the control is {}: the compile is not the suspect",
+                    suspect.as_str()
+                ))
+            }
+            _ => self
+                .options
+                .target_lines
+                .filter(|t| count_lines(&self.start) < *t)
+                .map(|_| "the original is already under the target size".to_string()),
+        }
+    }
+}

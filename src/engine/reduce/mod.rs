@@ -1,0 +1,188 @@
+//! `scrub reduce`: check the input and the original failure, reduce, verify, write.
+//!
+//! A [`Reduction`] goes through its stages in order, one file each: the input's checks
+//! (`input`), the original's runs (`baseline`), its control (`control`), PyTorch's minifier
+//! (`minifier_stage`), the one-off rewrites and the seed (`prepare`), the passes (`passes`),
+//! the fresh re-verification and the ladder (`verify`), and what the run leaves: the result,
+//! the run log and the figures (`output`).
+
+mod baseline;
+mod control;
+mod input;
+mod minifier_stage;
+mod options;
+mod output;
+mod passes;
+mod prepare;
+mod verify;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::engine::cache;
+use crate::engine::console::Console;
+use crate::engine::interpreter::Interpreter;
+use crate::engine::oracle::Criteria;
+use crate::engine::process::Outcome;
+use crate::engine::rundir::RunDir;
+use crate::engine::verdict::{Anchor, Signature, Verdict};
+use crate::engine::workers::Workers;
+use baseline::Baseline;
+use control::Guard;
+
+pub use options::{Backend, Cache, Cluster, Execution, Options, connect};
+pub use output::{PassRow, Summary};
+
+/// The least time a candidate gets, however fast the original.
+const MIN_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How a reduction ended, for the command line and for other callers (bench).
+pub enum Finish {
+    Reduced(Box<Summary>),
+    /// The original does not fail with the signature; the reason has been printed.
+    DoesNotFail,
+    /// Ctrl-C: the best script so far is in this file.
+    Interrupted(PathBuf),
+}
+
+/// Checks the inputs and the original failure, reduces, verifies the result and writes it.
+pub fn reduce(options: &Options) -> Result<Finish> {
+    let mut reduction = Reduction::new(options)?;
+    let Some(base) = reduction.baseline()? else {
+        return Ok(Finish::DoesNotFail);
+    };
+    let ground = reduction.ground(base)?;
+    let stages = reduction.minifier_stage(&ground)?;
+    let mut looped = reduction.passes(&ground)?;
+    if let Some(partial) = reduction.interrupted(&looped)? {
+        return Ok(Finish::Interrupted(partial));
+    }
+    let (result, verified) = reduction.verify(&ground, &mut looped)?;
+    reduction.write(&result, &ground)?;
+    let ladder = reduction.ladder(&ground, &mut looped, &result);
+    Ok(Finish::Reduced(Box::new(reduction.summary(
+        &ground,
+        looped,
+        output::Final {
+            text: result,
+            verified,
+            ladder,
+            stages,
+        },
+    ))))
+}
+
+/// One reduction under way: what its stages share. Each stage is a method, in a file of its
+/// own.
+struct Reduction<'o> {
+    options: &'o Options,
+    /// The input as read; the result is compared with it.
+    text: String,
+    /// The script the passes start from: the input, or what the stages before them made of it
+    /// (noted in `prepared`).
+    start: String,
+    /// The signature `--sig` gives.
+    sig: Option<Signature>,
+    interp: Interpreter,
+    output: PathBuf,
+    workers: Workers,
+    /// `--timeout`, which also bounds the original's runs.
+    timeout: Option<Duration>,
+    console: Console,
+    /// The rewrites made before the passes, which the reduction starts from.
+    prepared: Vec<String>,
+}
+
+/// What the original's runs settled, which every later stage stands on.
+struct Ground {
+    base: Baseline,
+    /// What a candidate must keep to count.
+    criteria: Criteria,
+    guard: Guard,
+    /// Whether candidates fork from warm workers.
+    warm: bool,
+    run_dir: RunDir,
+    cache: cache::Cache,
+}
+
+impl Reduction<'_> {
+    /// What the reduction stands on, once the original fails as `base` says: the candidates'
+    /// timeout, the control, the anchor, warm workers, the run directory and the cache.
+    fn ground(&mut self, base: Baseline) -> Result<Ground> {
+        self.workers.timeout = self.timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
+        let guard = self.control(&base.outcome)?;
+        // The values of an assertion are kept when nothing else tells its bug from another
+        // (pure Python: no reference to compare with).
+        let anchor = Anchor::of(
+            &self.start,
+            &base.outcome,
+            guard.control.is_none() && !self.start.contains("torch"),
+        );
+        let sig = base.signature.clone();
+        if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
+            bail!("the signature {sig} also matches an empty script; give a more specific --sig");
+        }
+        let cold = matches!(self.options.execution.backend, Backend::Cold);
+        let warm = !cold && self.warm_up(&sig)?;
+        let run_dir = RunDir::create(
+            &self
+                .options
+                .run_dir
+                .clone()
+                .unwrap_or_else(|| input::beside(&self.output, "scrub.out")),
+        )?;
+        let cache_dir = match &self.options.cache {
+            Cache::Default => cache::default_dir(),
+            Cache::Dir(dir) => Some(dir.clone()),
+            Cache::Off => None,
+        };
+        // The attempts per candidate are left out of the key, so that a flaky repro's second
+        // run finds its verdicts whatever its own baseline measured.
+        let cache = cache::Cache::new(
+            cache_dir,
+            &[&sig.to_string(), &self.interp.identity(), &env_knobs()],
+        );
+        let ground = Ground {
+            criteria: Criteria {
+                sig,
+                anchor,
+                attempts: base.attempts,
+            },
+            base,
+            guard,
+            warm,
+            run_dir,
+            cache,
+        };
+        self.log_ground(&ground);
+        Ok(ground)
+    }
+}
+
+/// Environment variables that change how a script behaves, for the cache key.
+fn env_knobs() -> String {
+    let mut knobs: Vec<String> = std::env::vars()
+        .filter(|(k, _)| {
+            ["PYTHON", "TORCH", "CUDA", "OMP_", "MKL_", "LD_"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    knobs.sort();
+    knobs.join("\n")
+}
+
+fn run_many(text: &str, n: usize, workers: &Workers) -> Result<Vec<Outcome>> {
+    let texts = vec![text; n];
+    workers
+        .run_all(&texts)
+        .into_iter()
+        .collect::<Result<Vec<_>>>()
+}
+
+fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
+    Ok(run_many(text, 1, workers)?.remove(0))
+}

@@ -1,0 +1,119 @@
+//! The passes: the loop of `scrub_reducers` run against the oracle of the workers and the
+//! cache, from the script the stages before it prepared.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use scrub_reducers::control::Suspect;
+use scrub_reducers::{PASSES, StopReason};
+
+use super::{Ground, Reduction};
+use crate::engine::oracle::{Control, ProcessOracle};
+use crate::engine::verdict::Signature;
+
+/// The loop with its oracle, and the notes of what was prepared before it.
+pub(super) struct Loop<'a> {
+    pub(super) oracle: ProcessOracle<'a>,
+    pub(super) options: scrub_reducers::Options,
+    pub(super) prepared: &'a mut Vec<String>,
+}
+
+/// What the loop gave, with the oracle's figures.
+pub(super) struct Looped {
+    pub(super) reduction: scrub_reducers::Reduction,
+    /// Every script the loop accepted, the original first.
+    pub(super) history: Vec<String>,
+    /// The control every candidate passed, counted on the script the passes started from.
+    pub(super) control: Option<Control>,
+    pub(super) counts: Counts,
+    /// Seconds spent running candidates, per pass.
+    pub(super) oracle_seconds: HashMap<String, f64>,
+    /// (candidate runs so far, non-blank lines) after every accepted step.
+    pub(super) trace: Vec<(usize, usize)>,
+    /// The most memory a candidate run held, in bytes.
+    pub(super) peak_rss: u64,
+}
+
+/// What an oracle ran and found, summed over the loop's and the ladder's.
+#[derive(Default)]
+pub(super) struct Counts {
+    pub(super) calls: usize,
+    pub(super) hits: usize,
+    pub(super) near_misses: usize,
+    /// Control runs, counted in `calls` too.
+    pub(super) control_calls: usize,
+}
+
+impl Counts {
+    pub(super) fn add(&mut self, oracle: &ProcessOracle) {
+        self.calls += oracle.calls;
+        self.hits += oracle.hits;
+        self.near_misses += oracle.near_misses;
+        self.control_calls += oracle.control_calls;
+    }
+}
+
+impl Reduction<'_> {
+    /// Runs the passes from the prepared script (see `Loop::prepare`) to the stop rule, and
+    /// then, when scrub inserted a seed, tries the result without it.
+    pub(super) fn passes(&mut self, ground: &Ground) -> Result<Looped> {
+        let mut oracle = ProcessOracle::new(
+            &self.start,
+            &ground.criteria,
+            &self.workers,
+            &ground.cache,
+            &ground.run_dir,
+            &self.console,
+        );
+        // What no candidate may lose is counted on the script the passes start from.
+        let control = ground
+            .guard
+            .control
+            .as_ref()
+            .map(|c| c.starting_from(&self.start));
+        oracle.control = control.clone();
+        if let Some(control) = &control
+            && control.suspect == Suspect::Custom
+        {
+            ground.run_dir.log(format!(
+                "reference kept: {}",
+                control.reference_calls.join(", ")
+            ));
+        }
+        let options = scrub_reducers::Options {
+            version: self.interp.parser_version,
+            target_lines: self.options.target_lines,
+            in_flight: self.workers.jobs,
+            message: match &ground.criteria.sig {
+                Signature::Exception { substring, .. } => substring.clone(),
+                _ => None,
+            },
+            ..Default::default()
+        };
+        let mut passes = Loop {
+            oracle,
+            options,
+            prepared: &mut self.prepared,
+        };
+        let (start, seeded) = passes.prepare(self.start.clone());
+        let mut reduction =
+            scrub_reducers::reduce(&start, PASSES, &mut passes.oracle, &passes.options)?;
+        if seeded && reduction.stop != StopReason::Interrupted {
+            passes.without_seed(&mut reduction)?;
+        }
+        self.start = start;
+        self.console.finish();
+        let mut oracle = passes.oracle;
+        let mut counts = Counts::default();
+        counts.add(&oracle);
+        Ok(Looped {
+            reduction,
+            history: std::mem::take(&mut oracle.history),
+            control,
+            counts,
+            oracle_seconds: std::mem::take(&mut oracle.oracle_seconds),
+            trace: std::mem::take(&mut oracle.trace),
+            peak_rss: oracle.peak_rss,
+        })
+    }
+}
