@@ -127,6 +127,15 @@ enum Instance<'a> {
     Anonymous,
 }
 
+/// The one instantiation of a class: the call, the range of the statement it stands in, and
+/// how the instance is reached.
+struct Instantiation<'a> {
+    call: &'a ast::ExprCall,
+    site: std::ops::Range<usize>,
+    instance: Instance<'a>,
+}
+
+/// The candidate flattening one module-level class instantiated once.
 fn flatten(
     script: &Script,
     scopes: &Scopes,
@@ -138,19 +147,52 @@ fn flatten(
     let text = script.text();
     let shape = shape(script, class)?;
     let class_name = class.name.as_str();
-
-    // The one instantiation: a call at module level, in a statement on lines of its own.
-    let occurrences = |name: &str, binds: bool| -> Vec<&Occurrence> {
-        scopes
-            .occurrences
-            .iter()
-            .filter(|o| o.name == name && o.binds == binds)
-            .collect()
+    let at = instantiation(script, scopes, exprs, stmt, class_name)?;
+    let prefix = match at.instance {
+        Instance::Named(v) => v.to_string(),
+        Instance::Anonymous => class_name.to_lowercase(),
     };
-    let [read] = occurrences(class_name, false)[..] else {
+    let init_names = init_names(script, scopes, &shape, at.call)?;
+    let members = member_names(&shape, taken, &init_names, &prefix)?;
+    let mut edits = instance_edits(scopes, exprs, &at, &members)?;
+    edits.push(instantiation_edit(script, &shape, class, &at, &members)?);
+    let class_lines = deletion_range(text, span(stmt));
+    edits.push(Edit::replace(
+        class_lines,
+        flat_class(script, &shape, &members)?,
+    ));
+    Some(Candidate::new(
+        format!(
+            "flatten class {class_name} at {}",
+            lines_label(text, &span(stmt))
+        ),
+        edits,
+    ))
+}
+
+/// The occurrences of `name` that bind it (`binds`) or read it.
+fn occurrences<'s, 'a>(scopes: &'s Scopes<'a>, name: &str, binds: bool) -> Vec<&'s Occurrence<'a>> {
+    scopes
+        .occurrences
+        .iter()
+        .filter(|o| o.name == name && o.binds == binds)
+        .collect()
+}
+
+/// The one instantiation of class `class_name` (defined by `stmt`): a call at module level,
+/// in a statement on lines of its own.
+fn instantiation<'a>(
+    script: &'a Script,
+    scopes: &Scopes,
+    exprs: &[&'a Expr],
+    stmt: &Stmt,
+    class_name: &str,
+) -> Option<Instantiation<'a>> {
+    let text = script.text();
+    let [read] = occurrences(scopes, class_name, false)[..] else {
         return None;
     };
-    if read.scope.is_some() || occurrences(class_name, true).len() != 1 {
+    if read.scope.is_some() || occurrences(scopes, class_name, true).len() != 1 {
         return None;
     }
     let call = exprs.iter().find_map(|e| match e {
@@ -178,13 +220,21 @@ fn flatten(
         }
         _ => Instance::Anonymous,
     };
-    let prefix = match instance {
-        Instance::Named(v) => v.to_string(),
-        Instance::Anonymous => class_name.to_lowercase(),
-    };
+    Some(Instantiation {
+        call,
+        site: site_range,
+        instance,
+    })
+}
 
-    // `__init__`'s parameters and locals become module-level names: nothing else there may
-    // use them.
+/// The parameters and locals of `__init__`, which become module-level names; `None` when
+/// something else at module level uses one of them.
+fn init_names<'a>(
+    script: &Script,
+    scopes: &Scopes<'a>,
+    shape: &Shape,
+    call: &ast::ExprCall,
+) -> Option<HashSet<&'a str>> {
     let mut init_names: HashSet<&str> = HashSet::new();
     if let Some(init) = shape.init {
         let this = first_param(init)?;
@@ -216,18 +266,27 @@ fn flatten(
             return None;
         }
     }
+    Some(init_names)
+}
 
-    let members = member_names(&shape, taken, &init_names, &prefix)?;
+/// Edits turning the uses of the instance into the members' module-level names; `None` when
+/// the instance is used in a way that has none.
+fn instance_edits(
+    scopes: &Scopes,
+    exprs: &[&Expr],
+    at: &Instantiation,
+    members: &BTreeMap<String, String>,
+) -> Option<Vec<Edit>> {
+    let call = at.call;
+    let site_range = &at.site;
     let call_target = members
         .get("forward")
         .or_else(|| members.get("__call__"))
         .cloned();
-
     let mut edits = Vec::new();
-    // The uses of the instance.
-    match instance {
+    match at.instance {
         Instance::Named(v) => {
-            if occurrences(v, true).len() != 1 {
+            if occurrences(scopes, v, true).len() != 1 {
                 return None;
             }
             let mut seen = 0;
@@ -260,7 +319,7 @@ fn flatten(
                 edits.push(edit);
                 seen += 1;
             }
-            if seen != occurrences(v, false).len() {
+            if seen != occurrences(scopes, v, false).len() {
                 return None;
             }
         }
@@ -281,8 +340,20 @@ fn flatten(
             edits.push(edit);
         }
     }
+    Some(edits)
+}
 
-    // At the instantiation: the arguments bound, then `__init__`'s body.
+/// The edit at the instantiation: the arguments bound, then `__init__`'s body.
+fn instantiation_edit(
+    script: &Script,
+    shape: &Shape,
+    class: &ast::StmtClassDef,
+    at: &Instantiation,
+    members: &BTreeMap<String, String>,
+) -> Option<Edit> {
+    let text = script.text();
+    let call = at.call;
+    let site_range = &at.site;
     let indent = indent_at(text, site_range.start);
     let mut prelude = String::new();
     let bindings = match &shape.fields {
@@ -302,7 +373,7 @@ fn flatten(
         }
     }
     if let Some(init) = shape.init {
-        let inner = self_edits(init, &members)?;
+        let inner = self_edits(init, members)?;
         let kept: Vec<&Stmt> = init.body.iter().filter(|s| !is_super_init(s)).collect();
         if init.body.len() - kept.len() != count_super(&class.body) {
             return None;
@@ -325,25 +396,30 @@ fn flatten(
         return None;
     }
     let site_lines = line_start(text, site_range.start)..line_end(text, site_range.end);
-    match instance {
+    Some(match at.instance {
         Instance::Named(_) => {
             if prelude.is_empty() {
                 prelude = format!("{indent}pass\n");
             }
-            edits.push(Edit::replace(site_lines, prelude));
+            Edit::replace(site_lines, prelude)
         }
-        Instance::Anonymous => {
-            edits.push(Edit::replace(site_lines.start..site_lines.start, prelude));
-        }
-    }
+        Instance::Anonymous => Edit::replace(site_lines.start..site_lines.start, prelude),
+    })
+}
 
-    // At the class: its attributes and its methods as module-level code.
+/// The text at the class's place: its attributes and its methods as module-level code.
+fn flat_class(
+    script: &Script,
+    shape: &Shape,
+    members: &BTreeMap<String, String>,
+) -> Option<String> {
+    let text = script.text();
     let mut flat = String::new();
     for (name, value) in &shape.attributes {
         flat.push_str(&format!("{} = {}\n", members[*name], script.slice(*value)));
     }
     for (stmt, method) in &shape.methods {
-        let mut inner = self_edits(method, &members)?;
+        let mut inner = self_edits(method, members)?;
         inner.push(Edit::replace(
             span(&method.name),
             members[method.name.as_str()].clone(),
@@ -356,15 +432,7 @@ fn flatten(
             inner,
         )?);
     }
-    let class_lines = deletion_range(text, span(stmt));
-    edits.push(Edit::replace(class_lines, flat));
-    Some(Candidate::new(
-        format!(
-            "flatten class {class_name} at {}",
-            lines_label(text, &span(stmt))
-        ),
-        edits,
-    ))
+    Some(flat)
 }
 
 /// Methods that never use their `self`, called once as `receiver.m(...)`, moved out of their
