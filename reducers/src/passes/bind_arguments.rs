@@ -83,6 +83,65 @@ fn bind_class(
     exprs: &[&Expr],
     class: &ast::StmtClassDef,
 ) -> Vec<Candidate> {
+    let Some(call) = one_construction(scopes, exprs, class) else {
+        return Vec::new();
+    };
+    let Some(init) = plain_init(class) else {
+        return Vec::new();
+    };
+    let Some(init_scope) = scopes.scope_at(&span(init)) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = init.parameters.args[1..]
+        .iter()
+        .map(|p| p.parameter.name.as_str())
+        .collect();
+    let Some(given) = match_arguments(&names, names.len(), &call.arguments) else {
+        return Vec::new();
+    };
+    let arguments: Vec<Range<usize>> = call
+        .arguments
+        .iter_source_order()
+        .map(|a| span(&a.range()))
+        .collect();
+    let bindings = bindings(
+        script, scopes, exprs, init_scope, &names, &given, &arguments,
+    );
+    let site = Site {
+        text: script.text(),
+        class: class.name.as_str(),
+        call,
+        parameters: init.parameters.iter().map(|p| span(&p.range())).collect(),
+        arguments,
+    };
+    let mut out = Vec::new();
+    let all: Vec<&Binding> = bindings.iter().collect();
+    match all.len() {
+        0 => {}
+        1 => out.push(site.candidate(
+            &all,
+            format!("the argument `{}`", names[all[0].parameter - 1]),
+        )),
+        n => {
+            out.push(site.candidate(&all, format!("the {n} arguments")));
+            for b in &all {
+                out.push(
+                    site.candidate(&[b], format!("the argument `{}`", names[b.parameter - 1])),
+                );
+            }
+        }
+    }
+    out.retain(|c| c.apply(site.text).is_some());
+    out
+}
+
+/// The one construction of a class with a plain header (no decorators, no keywords), bound
+/// once and read once, as the callee of that call.
+fn one_construction<'a>(
+    scopes: &Scopes,
+    exprs: &[&'a Expr],
+    class: &ast::StmtClassDef,
+) -> Option<&'a ast::ExprCall> {
     let name = class.name.as_str();
     let plain_header = class.decorator_list.is_empty()
         && class
@@ -95,7 +154,7 @@ fn bind_class(
         .filter(|o| o.name == name && o.binds)
         .count();
     if !plain_header || binds != 1 {
-        return Vec::new();
+        return None;
     }
     // The one read of the name, the callee of the one construction.
     let reads: Vec<_> = scopes
@@ -104,14 +163,17 @@ fn bind_class(
         .filter(|o| o.name == name && !o.binds && scopes.resolve_occurrence(o).is_none())
         .collect();
     let [read] = reads.as_slice() else {
-        return Vec::new();
+        return None;
     };
-    let Some(call) = exprs.iter().find_map(|e| match e {
+    exprs.iter().find_map(|e| match e {
         Expr::Call(c) if span(&*c.func) == read.range => Some(c),
         _ => None,
-    }) else {
-        return Vec::new();
-    };
+    })
+}
+
+/// The class's one `__init__` (and no `__new__`), undecorated, synchronous, with plain
+/// positional parameters, the first of them its `self`.
+fn plain_init(class: &ast::StmtClassDef) -> Option<&ast::StmtFunctionDef> {
     let defined = |n: &str| {
         class
             .body
@@ -120,46 +182,40 @@ fn bind_class(
             .count()
     };
     if defined("__new__") > 0 || defined("__init__") != 1 {
-        return Vec::new();
+        return None;
     }
-    let Some(init) = class.body.iter().find_map(|s| match s {
+    let init = class.body.iter().find_map(|s| match s {
         Stmt::FunctionDef(f) if f.name.as_str() == "__init__" => Some(f),
         _ => None,
-    }) else {
-        return Vec::new();
-    };
+    })?;
     let params = &init.parameters;
     let plain_params = params.posonlyargs.is_empty()
         && params.kwonlyargs.is_empty()
         && params.vararg.is_none()
         && params.kwarg.is_none();
     if !init.decorator_list.is_empty() || init.is_async || !plain_params || params.args.is_empty() {
-        return Vec::new();
+        return None;
     }
-    if first_param(init).is_none() {
-        return Vec::new();
-    }
-    let Some(init_scope) = scopes.scope_at(&span(init)) else {
-        return Vec::new();
-    };
-    let names: Vec<&str> = params.args[1..]
-        .iter()
-        .map(|p| p.parameter.name.as_str())
-        .collect();
-    let Some(given) = match_arguments(&names, names.len(), &call.arguments) else {
-        return Vec::new();
-    };
-    let arguments: Vec<Range<usize>> = call
-        .arguments
-        .iter_source_order()
-        .map(|a| span(&a.range()))
-        .collect();
+    first_param(init)?;
+    Some(init)
+}
+
+/// The arguments `given` to parameters `names` of `__init__` (scope `init_scope`) that can
+/// move into it: each parameter read once, its value safe to evaluate there instead.
+fn bindings(
+    script: &Script,
+    scopes: &Scopes,
+    exprs: &[&Expr],
+    init_scope: usize,
+    names: &[&str],
+    given: &[Option<&Expr>],
+    arguments: &[Range<usize>],
+) -> Vec<Binding> {
     let f_strings: Vec<Range<usize>> = exprs
         .iter()
         .filter(|e| matches!(e, Expr::FString(_)))
         .map(|e| span(*e))
         .collect();
-    let text = script.text();
     let mut bindings = Vec::new();
     for (k, value) in given.iter().enumerate() {
         let Some(value) = value else { continue };
@@ -183,9 +239,23 @@ fn bind_class(
             argument,
         });
     }
-    let parameters: Vec<Range<usize>> = params.iter().map(|p| span(&p.range())).collect();
-    let line = line_of(text, span(call).start);
-    let candidate = |chosen: &[&Binding], what: String| {
+    bindings
+}
+
+/// What every candidate for one class edits: the parameters of its `__init__` and the
+/// arguments of its one construction.
+struct Site<'a> {
+    text: &'a str,
+    class: &'a str,
+    call: &'a ast::ExprCall,
+    parameters: Vec<Range<usize>>,
+    arguments: Vec<Range<usize>>,
+}
+
+impl Site<'_> {
+    /// The candidate binding `chosen`, described as binding `what`.
+    fn candidate(&self, chosen: &[&Binding], what: String) -> Candidate {
+        let text = self.text;
         let mut edits: Vec<Edit> = chosen
             .iter()
             .map(|b| Edit::replace(b.read.clone(), b.code.clone()))
@@ -193,41 +263,23 @@ fn bind_class(
         let taken = |f: fn(&Binding) -> usize| chosen.iter().map(|b| f(b)).collect::<Vec<_>>();
         edits.extend(remove_items(
             text,
-            &parameters,
+            &self.parameters,
             &taken(|b| b.parameter),
             None,
         ));
         edits.extend(remove_items(
             text,
-            &arguments,
+            &self.arguments,
             &taken(|b| b.argument),
-            Some(span(&call.arguments)),
+            Some(span(&self.call.arguments)),
         ));
+        let name = self.class;
+        let line = line_of(text, span(self.call).start);
         Candidate::new(
             format!("bind {what} of `{name}(…)` at line {line} into its `__init__`"),
             edits,
         )
-    };
-    let mut out = Vec::new();
-    let all: Vec<&Binding> = bindings.iter().collect();
-    match all.len() {
-        0 => {}
-        1 => out.push(candidate(
-            &all,
-            format!("the argument `{}`", names[all[0].parameter - 1]),
-        )),
-        n => {
-            out.push(candidate(&all, format!("the {n} arguments")));
-            for b in &all {
-                out.push(candidate(
-                    &[b],
-                    format!("the argument `{}`", names[b.parameter - 1]),
-                ));
-            }
-        }
     }
-    out.retain(|c| c.apply(text).is_some());
-    out
 }
 
 /// The one read of parameter `name` in `__init__` (scope `init`): `None` when it is read more
