@@ -409,6 +409,38 @@ struct Binding<'a> {
 fn inline(script: &Script, scopes: &Scopes, target: &Target, site: &Site) -> Option<Candidate> {
     let text = script.text();
     let def = target.def;
+    let range = replaced_range(script, target, site)?;
+    let bindings = bind(script, target, site)?;
+    if !names_stay_apart(scopes, target, site, &bindings) {
+        return None;
+    }
+
+    if let Form::With(with) = site.form {
+        return inline_with(script, target, with, &bindings, range);
+    }
+    let indent = indent_at(text, range.start);
+    let (body, edits, tail) = inlined_body(script, target, site, indent)?;
+    let mut replacement = bound(&bindings, indent);
+    if !body.is_empty() {
+        replacement.push_str(&body_at_indent_with(script, body, indent, edits)?);
+    }
+    replacement.push_str(&tail);
+    if replacement.is_empty() {
+        replacement = format!("{indent}pass\n");
+    }
+    let what = match target.class {
+        Some(class) => format!("{}.{}", class.name, def.name),
+        None => def.name.to_string(),
+    };
+    let description = format!("inline {what}() at {}", lines_label(text, &range));
+    Some(inlined(script, target, range, replacement, description))
+}
+
+/// The lines the inlined body replaces: the call's statement, or the whole guard when the
+/// call is all it holds; `None` when a check refuses to inline `target` there.
+fn replaced_range(script: &Script, target: &Target, site: &Site) -> Option<Range<usize>> {
+    let text = script.text();
+    let def = target.def;
     if def.is_async {
         return None;
     }
@@ -450,16 +482,13 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target, site: &Site) -> Opt
     if !same_class && mentions_private_name(&def.body) {
         return None;
     }
-    let bindings = bind(script, target, site)?;
-    if !names_stay_apart(scopes, target, site, &bindings) {
-        return None;
-    }
+    Some(range)
+}
 
-    if let Some(with) = with {
-        return inline_with(script, target, with, &bindings, range);
-    }
-    // The trailing `return` (or a generator's one trailing `yield`), and what it turns into.
-    let (mut body, ret): (&[Stmt], _) = match def.body.split_last() {
+/// The trailing `return` (or a generator's one trailing `yield`) of a function, and the body
+/// before it; the whole body and `None` when there is neither.
+fn trailing<'a>(text: &str, def: &'a ast::StmtFunctionDef) -> (&'a [Stmt], Option<Tail<'a>>) {
+    match def.body.split_last() {
         Some((Stmt::Return(ret), rest)) => (rest, Some(Tail::of_return(text, ret))),
         Some((Stmt::Expr(e), rest)) => match e.value.as_ref() {
             Expr::Yield(y) if y.value.is_some() && !is_generator(rest) => {
@@ -468,13 +497,27 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target, site: &Site) -> Opt
             _ => (&def.body[..], None),
         },
         _ => (&def.body[..], None),
-    };
+    }
+}
+
+/// What stands at the call site in `target`'s place, at `indent`: the statements of its body,
+/// the edits to them that turn its trailing `return` into what the call's form needs, and the
+/// text after them.
+fn inlined_body<'a>(
+    script: &Script,
+    target: &Target<'a>,
+    site: &Site,
+    indent: &str,
+) -> Option<(&'a [Stmt], Vec<Edit>, String)> {
+    let text = script.text();
+    let def = target.def;
+    // The trailing `return` (or a generator's one trailing `yield`), and what it turns into.
+    let (mut body, ret) = trailing(text, def);
     // A generator called on its own runs nothing.
     let lazy = ret.as_ref().is_some_and(|r| r.list) && matches!(site.form, Form::Alone);
     if body.iter().any(has_return) || is_generator(body) || lazy {
         return None;
     }
-    let indent = indent_at(text, range.start);
     let mut edits = Vec::new();
     let mut tail = String::new();
     let value = ret.as_ref().and_then(|r| r.value);
@@ -528,21 +571,7 @@ fn inline(script: &Script, scopes: &Scopes, target: &Target, site: &Site) -> Opt
             }
         }
     }
-
-    let mut replacement = bound(&bindings, indent);
-    if !body.is_empty() {
-        replacement.push_str(&body_at_indent_with(script, body, indent, edits)?);
-    }
-    replacement.push_str(&tail);
-    if replacement.is_empty() {
-        replacement = format!("{indent}pass\n");
-    }
-    let what = match target.class {
-        Some(class) => format!("{}.{}", class.name, def.name),
-        None => def.name.to_string(),
-    };
-    let description = format!("inline {what}() at {}", lines_label(text, &range));
-    Some(inlined(script, target, range, replacement, description))
+    Some((body, edits, tail))
 }
 
 /// The assignments of the parameters that need one, at `indent`.
