@@ -120,6 +120,7 @@ struct Wrapper<'a> {
     layer: &'a Expr,
 }
 
+/// The candidate replacing every construction of a module that wraps one layer by the layer.
 fn unwrap(
     script: &Script,
     scopes: &Scopes,
@@ -131,12 +132,41 @@ fn unwrap(
     let text = script.text();
     let name = class.name.as_str();
     let wrapper = wrapper(scopes, class)?;
-    let layer_range = span(wrapper.layer);
-
-    // The class name: bound by its definition only, read only as the callee of calls.
     let class_range = span(stmt);
-    let inside =
-        |r: &Range<usize>, outer: &Range<usize>| outer.start <= r.start && r.end <= outer.end;
+    let calls = constructions(scopes, exprs, name, &class_range)?;
+    let layer = layer_reads(scopes, &wrapper, name)?;
+
+    let mut edits = Vec::new();
+    for (call, site_scope) in calls {
+        let site = places.get(&span(call)).copied().unwrap_or(Place::Closed);
+        let replacement =
+            construction_replacement(script, scopes, &wrapper, &layer, call, site_scope, site)?;
+        edits.push(Edit::replace(span(call), replacement));
+    }
+    edits.push(Edit::delete(deletion_range(text, class_range.clone())));
+    Some(Candidate::new(
+        format!(
+            "unwrap module {name} at {} into its layer",
+            lines_label(text, &class_range)
+        ),
+        edits,
+    ))
+}
+
+/// Whether `r` lies within `outer`.
+fn inside(r: &Range<usize>, outer: &Range<usize>) -> bool {
+    outer.start <= r.start && r.end <= outer.end
+}
+
+/// The calls constructing class `name` (defined over `class_range`), with the scope of each:
+/// `None` unless the name is bound by its definition only and read only as the callee of
+/// calls, none of them inside another.
+fn constructions<'a>(
+    scopes: &Scopes,
+    exprs: &[&'a Expr],
+    name: &str,
+    class_range: &Range<usize>,
+) -> Option<Vec<(&'a ast::ExprCall, Option<usize>)>> {
     let occurrences: Vec<&Occurrence> = scopes
         .occurrences
         .iter()
@@ -147,7 +177,7 @@ fn unwrap(
     }
     let reads: Vec<&Occurrence> = occurrences
         .into_iter()
-        .filter(|o| !o.binds && !inside(&o.range, &class_range))
+        .filter(|o| !o.binds && !inside(&o.range, class_range))
         .collect();
     if reads.is_empty() {
         return None;
@@ -170,9 +200,30 @@ fn unwrap(
     }) {
         return None;
     }
+    Some(calls)
+}
 
-    // What `EXPR` reads: the parameters it substitutes, the names it takes from the module,
-    // and the names its own comprehensions and lambdas bind.
+/// What the layer `EXPR` of class `class` reads, sorted out.
+struct LayerReads<'s, 'a> {
+    class: &'a str,
+    /// The reads of parameters it substitutes, with the index of the parameter.
+    substituted: Vec<(&'s Occurrence<'a>, usize)>,
+    /// The names it takes from the module.
+    from_module: HashSet<&'a str>,
+    /// The names its own comprehensions and lambdas bind.
+    bound_inside: HashSet<&'a str>,
+    /// Where each of its subexpressions stands.
+    places: HashMap<Range<usize>, Place>,
+}
+
+/// What the wrapper's layer reads; `None` when it reads `self`, `super` or `__class__`, a
+/// local of `__init__` that is no parameter, or the class itself.
+fn layer_reads<'s, 'a>(
+    scopes: &'s Scopes<'a>,
+    wrapper: &Wrapper,
+    name: &'a str,
+) -> Option<LayerReads<'s, 'a>> {
+    let layer_range = span(wrapper.layer);
     let in_layer: Vec<&Occurrence> = scopes
         .occurrences
         .iter()
@@ -208,61 +259,69 @@ fn unwrap(
     if from_module.contains(name) {
         return None;
     }
-    let layer_places = places_in(wrapper.layer);
+    Some(LayerReads {
+        class: name,
+        substituted,
+        from_module,
+        bound_inside,
+        places: places_in(wrapper.layer),
+    })
+}
 
-    let mut edits = Vec::new();
-    for (call, site_scope) in calls {
-        let resolves_here = |name: &str| scopes.resolve(name, site_scope).is_none();
-        if !from_module.iter().all(|n| resolves_here(n)) {
+/// The layer with the arguments of `call` (in scope `site_scope`, standing at `site`) in
+/// place of the parameters; `None` when a name it reads would mean something else there.
+fn construction_replacement(
+    script: &Script,
+    scopes: &Scopes,
+    wrapper: &Wrapper,
+    layer: &LayerReads,
+    call: &ast::ExprCall,
+    site_scope: Option<usize>,
+    site: Place,
+) -> Option<String> {
+    let text = script.text();
+    let name = layer.class;
+    let layer_range = span(wrapper.layer);
+    let resolves_here = |name: &str| scopes.resolve(name, site_scope).is_none();
+    if !layer.from_module.iter().all(|n| resolves_here(n)) {
+        return None;
+    }
+    let values = bind(wrapper, &call.arguments)?;
+    let mut inner = Vec::new();
+    for (o, i) in &layer.substituted {
+        let (value, is_default) = values[*i]?;
+        let reads = free_reads(scopes, value);
+        if reads.iter().any(|n| layer.bound_inside.contains(n))
+            || (is_default && !reads.iter().all(|n| resolves_here(n) && *n != name))
+        {
             return None;
         }
-        let values = bind(&wrapper, &call.arguments)?;
-        let mut inner = Vec::new();
-        for (o, i) in &substituted {
-            let (value, is_default) = values[*i]?;
-            let reads = free_reads(scopes, value);
-            if reads.iter().any(|n| bound_inside.contains(n))
-                || (is_default && !reads.iter().all(|n| resolves_here(n) && *n != name))
-            {
-                return None;
-            }
-            let nested = o.scope != wrapper.init_scope;
-            let in_class = site_scope.is_some_and(|s| scopes.scopes[s].kind == ScopeKind::Class);
-            if nested && in_class {
-                return None;
-            }
-            let place = if o.range == layer_range {
-                Place::Open
-            } else {
-                layer_places.get(&o.range).copied().unwrap_or(Place::Closed)
-            };
-            inner.push(Edit::replace(
-                o.range.clone(),
-                fit(script, value, script.slice(value), place),
-            ));
+        let nested = o.scope != wrapper.init_scope;
+        let in_class = site_scope.is_some_and(|s| scopes.scopes[s].kind == ScopeKind::Class);
+        if nested && in_class {
+            return None;
         }
-        let site = places.get(&span(call)).copied().unwrap_or(Place::Closed);
-        let replacement = match substituted.as_slice() {
-            // `self.m = m`: the argument itself, placed once.
-            [(o, i)] if o.range == layer_range => {
-                let value = values[*i]?.0;
-                fit(script, value, script.slice(value), site)
-            }
-            _ => {
-                let code = apply_edits_within(text, layer_range.clone(), &inner)?;
-                fit(script, wrapper.layer, &code, site)
-            }
+        let place = if o.range == layer_range {
+            Place::Open
+        } else {
+            layer.places.get(&o.range).copied().unwrap_or(Place::Closed)
         };
-        edits.push(Edit::replace(span(call), replacement));
+        inner.push(Edit::replace(
+            o.range.clone(),
+            fit(script, value, script.slice(value), place),
+        ));
     }
-    edits.push(Edit::delete(deletion_range(text, class_range.clone())));
-    Some(Candidate::new(
-        format!(
-            "unwrap module {name} at {} into its layer",
-            lines_label(text, &class_range)
-        ),
-        edits,
-    ))
+    Some(match layer.substituted.as_slice() {
+        // `self.m = m`: the argument itself, placed once.
+        [(o, i)] if o.range == layer_range => {
+            let value = values[*i]?.0;
+            fit(script, value, script.slice(value), site)
+        }
+        _ => {
+            let code = apply_edits_within(text, layer_range.clone(), &inner)?;
+            fit(script, wrapper.layer, &code, site)
+        }
+    })
 }
 
 /// The class's `__init__`, parameters and layer, when it only wraps one layer.
