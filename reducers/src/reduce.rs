@@ -530,8 +530,7 @@ impl Run<'_> {
         // candidates stop, and the following pass's candidates with where those stop.
         let mut own = HashSet::new();
         let mut later = 0;
-        let mut after: Option<Following> = None;
-        let mut after_later = 0;
+        let mut after = FollowingAhead::default();
         loop {
             if !patient && refused_in_a_row >= self.options.give_up_after {
                 return Ok(PassEnd::GaveUp);
@@ -545,15 +544,14 @@ impl Run<'_> {
                 && !(pass.info().is_pump() && self.rolled_back.contains(self.current.text())))
             .then_some(&self.accepted);
             let rules = Rules::of(pass, &self.current, self.constant_asserts);
-            let (window, next) = fill_window(
-                &candidates,
-                cursor,
-                &self.current,
+            let gate = Gate {
+                current: &self.current,
                 grows,
-                &rules,
-                refused.as_deref().unwrap_or(&none),
-                self.options,
-            );
+                rules: &rules,
+                refused: refused.as_deref().unwrap_or(&none),
+                options: self.options,
+            };
+            let (window, next) = fill_window(&candidates, cursor, &gate);
             if window.is_empty() {
                 return Ok(PassEnd::Exhausted);
             }
@@ -573,40 +571,19 @@ impl Run<'_> {
             };
             let mut more = || {
                 if own.len() < give_up
-                    && let Some((at, text)) = next_candidate(
-                        &candidates,
-                        later,
-                        &self.current,
-                        grows,
-                        &rules,
-                        refused.as_deref().unwrap_or(&none),
-                        self.options,
-                    )
+                    && let Some((at, text)) = next_candidate(&candidates, later, &gate)
                 {
                     later = at + 1;
                     own.insert(text.clone());
                     return Some(text);
                 }
-                if after.is_none() {
-                    after = Some(Following::of(
-                        following?,
-                        &self.current,
-                        self.constant_asserts,
-                        self.options.message.as_deref(),
-                    )?);
-                }
-                let next = after.as_ref()?;
-                let (at, text) = next_candidate(
-                    &next.candidates,
-                    after_later,
+                after.next(
+                    following,
                     &self.current,
-                    next.grows.then_some(&self.accepted),
-                    &next.rules,
-                    &Refused::default(),
+                    &self.accepted,
+                    self.constant_asserts,
                     self.options,
-                )?;
-                after_later = at + 1;
-                Some(text)
+                )
             };
             let mut verdicts = Vec::with_capacity(texts.len());
             for text in &texts {
@@ -631,49 +608,14 @@ impl Run<'_> {
             refused_in_a_row = 0;
             // Judged against the script before this win: stale.
             self.ahead.stale();
-            (own, later, after, after_later) = (HashSet::new(), 0, None, 0);
-            let (mut accepted, mut parts) = (window[first].1.clone(), 1);
-            let mut step = candidates[window[first].0].description.clone();
-            let mut merged = candidates[window[first].0].clone();
-            let mut merged_parts = 1;
-            for &w in &wins[1..] {
-                let other = &candidates[window[w].0];
-                if merged.is_disjoint(other) {
-                    merged = merged.merge(other);
-                    merged_parts += 1;
-                }
-            }
-            if merged_parts > 1
-                && let Some(text) = merged.apply(self.current.text())
-                && Script::parse(text.as_str(), self.options.version)
-                    .is_some_and(|s| rules.allow(&s))
-            {
-                self.ahead.start(&mut *self.oracle, &text);
-                let verdict = self.ahead.take(&mut *self.oracle, &text, &mut || None, 0)?;
-                self.stats[i].candidates += 1;
-                if verdict {
-                    (accepted, parts) = (text, merged_parts);
-                    step = merged.description.clone();
-                }
-            }
-            self.stats[i].accepted += parts;
-            self.stats[i].bytes_removed += self.current.text().len().saturating_sub(accepted.len());
-            self.accepted.insert(accepted.clone());
-            let grew = accepted.len() > self.current.text().len();
+            (own, later, after) = (HashSet::new(), 0, FollowingAhead::default());
+            let wins: Vec<(&Candidate, &str)> = wins
+                .iter()
+                .map(|&w| (&candidates[window[w].0], window[w].1.as_str()))
+                .collect();
+            let (accepted, parts, step) = self.merge_wins(i, &wins, &rules)?;
+            let grew = self.accept(i, pass, accepted, parts, &step);
             grown = if grew { grown + 1 } else { 0 };
-            if pass.info().is_pump() && grew {
-                self.pumps.push(Pump {
-                    before: self.current.text().to_string(),
-                    pass: i,
-                    round: self.round,
-                });
-            }
-            self.current =
-                Script::parse(accepted, self.options.version).expect("accepted scripts parse");
-            self.oracle.progress(&Progress {
-                step: Some(&step),
-                ..progress(pass.info().name, self.round, &self.current)
-            });
             if self.target_met() && !pass.info().finishes() {
                 self.ahead.stale();
                 return Ok(PassEnd::TargetReached);
@@ -682,6 +624,111 @@ impl Run<'_> {
             candidates = self.proposals(pass);
             self.note_skips(&candidates, refused.as_deref());
         }
+    }
+
+    /// The script a round's `wins` (candidates with their texts, first first) lead to, how
+    /// many candidates it takes in, and its step: all the wins that do not overlap merged into
+    /// one, if the oracle keeps that too, else the first.
+    fn merge_wins(
+        &mut self,
+        i: usize,
+        wins: &[(&Candidate, &str)],
+        rules: &Rules,
+    ) -> Result<(String, usize, String), Interrupted> {
+        let (first, first_text) = wins[0];
+        let (mut accepted, mut parts) = (first_text.to_string(), 1);
+        let mut step = first.description.clone();
+        let mut merged = first.clone();
+        let mut merged_parts = 1;
+        for &(other, _) in &wins[1..] {
+            if merged.is_disjoint(other) {
+                merged = merged.merge(other);
+                merged_parts += 1;
+            }
+        }
+        if merged_parts > 1
+            && let Some(text) = merged.apply(self.current.text())
+            && Script::parse(text.as_str(), self.options.version).is_some_and(|s| rules.allow(&s))
+        {
+            self.ahead.start(&mut *self.oracle, &text);
+            let verdict = self.ahead.take(&mut *self.oracle, &text, &mut || None, 0)?;
+            self.stats[i].candidates += 1;
+            if verdict {
+                (accepted, parts) = (text, merged_parts);
+                step = merged.description.clone();
+            }
+        }
+        Ok((accepted, parts, step))
+    }
+
+    /// Makes `accepted`, won by pass number `i` with `parts` candidates in the `step`
+    /// described, the current script; returns whether it grew the script.
+    fn accept(
+        &mut self,
+        i: usize,
+        pass: &dyn Pass,
+        accepted: String,
+        parts: usize,
+        step: &str,
+    ) -> bool {
+        self.stats[i].accepted += parts;
+        self.stats[i].bytes_removed += self.current.text().len().saturating_sub(accepted.len());
+        self.accepted.insert(accepted.clone());
+        let grew = accepted.len() > self.current.text().len();
+        if pass.info().is_pump() && grew {
+            self.pumps.push(Pump {
+                before: self.current.text().to_string(),
+                pass: i,
+                round: self.round,
+            });
+        }
+        self.current =
+            Script::parse(accepted, self.options.version).expect("accepted scripts parse");
+        self.oracle.progress(&Progress {
+            step: Some(step),
+            ..progress(pass.info().name, self.round, &self.current)
+        });
+        grew
+    }
+}
+
+/// The candidates of the following pass handed out ahead: made on first need, and where
+/// those handed out stop.
+#[derive(Default)]
+struct FollowingAhead {
+    following: Option<Following>,
+    later: usize,
+}
+
+impl FollowingAhead {
+    /// The text of the next candidate of the `following` pass on `current` to judge ahead.
+    fn next(
+        &mut self,
+        following: Option<&dyn Pass>,
+        current: &Script,
+        accepted: &HashSet<String>,
+        constant_asserts: usize,
+        options: &Options,
+    ) -> Option<String> {
+        if self.following.is_none() {
+            self.following = Some(Following::of(
+                following?,
+                current,
+                constant_asserts,
+                options.message.as_deref(),
+            )?);
+        }
+        let next = self.following.as_ref()?;
+        let gate = Gate {
+            current,
+            grows: next.grows.then_some(accepted),
+            rules: &next.rules,
+            refused: &Refused::default(),
+            options,
+        };
+        let (at, text) = next_candidate(&next.candidates, self.later, &gate)?;
+        self.later = at + 1;
+        Some(text)
     }
 }
 
@@ -976,19 +1023,28 @@ fn fingerprint(candidate: &Candidate, text: &str) -> u64 {
     hasher.finish()
 }
 
-/// The first candidate from `cursor` on that makes the script smaller, parses and keeps the
-/// `rules`, with its index and text. With `grows` (the scripts accepted so far), a candidate
-/// may also be larger, if it leads to a script never accepted before.
-#[allow(clippy::too_many_arguments)]
-fn next_candidate(
-    candidates: &[Candidate],
-    cursor: usize,
-    current: &Script,
-    grows: Option<&HashSet<String>>,
-    rules: &Rules,
-    refused: &Refused,
-    options: &Options,
-) -> Option<(usize, String)> {
+/// What a candidate must pass to be handed to the oracle (see [`next_candidate`]).
+struct Gate<'a> {
+    current: &'a Script,
+    /// The scripts accepted so far, when a candidate may grow the script.
+    grows: Option<&'a HashSet<String>>,
+    rules: &'a Rules,
+    refused: &'a Refused,
+    options: &'a Options,
+}
+
+/// The first candidate from `cursor` on that the `gate` lets through: not refused before,
+/// smaller than the current script, parsing and keeping the `rules`; with its index and text.
+/// With `grows` (the scripts accepted so far), a candidate may also be larger, if it leads to
+/// a script never accepted before.
+fn next_candidate(candidates: &[Candidate], cursor: usize, gate: &Gate) -> Option<(usize, String)> {
+    let Gate {
+        current,
+        grows,
+        rules,
+        refused,
+        options,
+    } = *gate;
     (cursor..candidates.len()).find_map(|i| {
         if refused.skips(&candidates[i], current.text()) {
             return None;
@@ -1005,18 +1061,12 @@ fn next_candidate(
 fn fill_window(
     candidates: &[Candidate],
     cursor: usize,
-    current: &Script,
-    grows: Option<&HashSet<String>>,
-    rules: &Rules,
-    refused: &Refused,
-    options: &Options,
+    gate: &Gate,
 ) -> (Vec<(usize, String)>, usize) {
     let mut window: Vec<(usize, String)> = Vec::new();
     let mut i = cursor;
-    while window.len() < options.window {
-        let Some((at, text)) =
-            next_candidate(candidates, i, current, grows, rules, refused, options)
-        else {
+    while window.len() < gate.options.window {
+        let Some((at, text)) = next_candidate(candidates, i, gate) else {
             return (window, candidates.len());
         };
         if !window.iter().any(|(_, t)| *t == text) {
