@@ -62,6 +62,9 @@ pub struct PassTotal {
 pub struct Report {
     pub cases: Vec<CaseRow>,
     pub passes: Vec<PassTotal>,
+    /// With `--vs`: every tool's result on every case, judged by scrub's oracle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vs: Vec<crate::vs::VsRow>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
@@ -96,6 +99,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         ),
         None => None,
     };
+    // Every peer is found before any case runs: a missing one is a line, not a lost hour.
+    let mut vs = crate::vs::Vs::new(args)?;
     let python = args.python.clone();
     // One connection, and so one pool of actors, for every case.
     let cluster = reduce::connect(&Options {
@@ -110,6 +115,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let mut report = Report {
         cases: Vec::new(),
         passes: Vec::new(),
+        vs: Vec::new(),
     };
     for case in &cases {
         if !args.quiet {
@@ -125,10 +131,19 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
                 Err(why) => skipped(case, why),
             },
         };
+        if let Some(vs) = vs.as_mut().filter(|_| row.skipped.is_none()) {
+            vs.compare(case, &row, args)?;
+        }
         report.cases.push(row);
+    }
+    if let Some(vs) = &vs {
+        report.vs = vs.rows.clone();
     }
 
     print!("{}", markdown(&report));
+    if let Some(vs) = &vs {
+        print!("{}", vs.markdown());
+    }
     if let Some(baseline) = &baseline {
         print!("{}", comparison(&report, baseline));
         print!("{}", side_by_side(&report, baseline));
@@ -151,6 +166,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             })
             .collect();
         crate::chart::reduction_curves(&curves, path)?;
+        if let Some(vs) = &vs {
+            vs.chart(path)?;
+        }
+    }
+    if let Some(crashes) = vs.as_ref().map(|vs| &vs.crashes).filter(|c| !c.is_empty()) {
+        for crash in crashes {
+            eprintln!("scrub: {crash}");
+        }
+        return Ok(ExitCode::from(2));
     }
     let failed = report.cases.iter().any(|c| {
         c.skipped
@@ -499,6 +523,7 @@ mod tests {
                 row("plain", 20, 1.0, 1, Vec::new()),
             ],
             passes: Vec::new(),
+            vs: Vec::new(),
         };
         let alone = Report {
             cases: vec![
@@ -506,6 +531,7 @@ mod tests {
                 row("plain", 20, 1.0, 1, Vec::new()),
             ],
             passes: Vec::new(),
+            vs: Vec::new(),
         };
         let table = side_by_side(&with, &alone);
         assert!(

@@ -5,6 +5,7 @@
 //! - [`reduce`]: the steps of one reduction (the original's runs, the passes, the final check);
 //! - [`oracle`]: the loop's oracle: the cache first, then the workers, with a log of every run;
 //! - [`verdict`]: signatures, and what an outcome means for one;
+//! - [`judge`]: a script another reducer made, held to the same verdict as a candidate;
 //! - [`workers`], [`zygote`], [`ray`], [`process`], [`memory`], [`output`]: where and how a
 //!   candidate runs, and what is kept of its output;
 //! - [`cache`], [`rundir`], [`console`]: what a run leaves on disk and on the terminal;
@@ -15,6 +16,7 @@ pub mod cache;
 pub mod console;
 pub mod exception;
 pub mod interpreter;
+pub mod judge;
 pub mod ladder;
 pub mod memory;
 pub mod minifier;

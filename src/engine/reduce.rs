@@ -26,7 +26,7 @@ use scrub_reducers::fix::Fix;
 /// Repros are scripts; anything bigger is not one.
 const MAX_BYTES: u64 = 1024 * 1024;
 const ORIGINAL_TIMEOUT: Duration = Duration::from_secs(120);
-const MIN_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const MIN_TIMEOUT: Duration = Duration::from_secs(1);
 /// A true repro may be missed by a flaky run at most this often.
 const MISS_RATE: f64 = 0.05;
 const MAX_ATTEMPTS: usize = 20;
@@ -252,18 +252,18 @@ pub fn run(options: &Options, json: bool) -> Result<ExitCode> {
 }
 
 /// Everything `reduce` needs once the inputs are checked.
-struct Setup {
-    text: String,
-    sig: Option<Signature>,
-    interp: Interpreter,
+pub(crate) struct Setup {
+    pub(crate) text: String,
+    pub(crate) sig: Option<Signature>,
+    pub(crate) interp: Interpreter,
     output: PathBuf,
-    workers: Workers,
+    pub(crate) workers: Workers,
     /// `--timeout`, which also bounds the original's runs.
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 /// Checks every input before anything runs or is written.
-fn setup(args: &Options) -> Result<Setup> {
+pub(crate) fn setup(args: &Options) -> Result<Setup> {
     let text = read_script(&args.file)?;
     let sig = match &args.sig {
         Some(s) => Some(Signature::parse(s).map_err(|e| anyhow!("invalid --sig {s:?}: {e}"))?),
@@ -1138,7 +1138,7 @@ fn env_knobs() -> String {
 }
 
 /// How the original's first runs went.
-enum BaselineEnd {
+pub(crate) enum BaselineEnd {
     Fails(Box<Baseline>),
     /// It ran out of memory every time, and the signature is not about memory.
     OutOfMemory,
@@ -1147,21 +1147,21 @@ enum BaselineEnd {
 }
 
 #[derive(Clone)]
-struct Baseline {
-    signature: Signature,
-    duration: Duration,
+pub(crate) struct Baseline {
+    pub(crate) signature: Signature,
+    pub(crate) duration: Duration,
     /// The most memory one of its runs held, in bytes.
     peak_rss: u64,
     /// Runs a candidate gets before it counts as not failing.
-    attempts: usize,
+    pub(crate) attempts: usize,
     ratio: String,
     /// A run that failed the same way.
-    outcome: Outcome,
+    pub(crate) outcome: Outcome,
 }
 
 /// Runs the original twice, and five more times when the two disagree or a given signature
 /// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
-fn baseline(
+pub(crate) fn baseline(
     text: &str,
     given: Option<Signature>,
     workers: &Workers,
@@ -1291,7 +1291,7 @@ fn run_many(text: &str, n: usize, workers: &Workers) -> Result<Vec<Outcome>> {
         .collect::<Result<Vec<_>>>()
 }
 
-fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
+pub(crate) fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
     Ok(run_many(text, 1, workers)?.remove(0))
 }
 
@@ -1329,10 +1329,10 @@ fn warm_up(
 }
 
 /// How the reduction is guarded by a control.
-struct Guard {
+pub(crate) struct Guard {
     /// The control every candidate must pass: its suspect, and for a custom implementation
     /// the edit that made the original pass.
-    control: Option<Control>,
+    pub(crate) control: Option<Control>,
     /// A mismatch with no control: reduced as a signature alone allows.
     unguarded: bool,
     /// What the log says about it.
@@ -1343,7 +1343,7 @@ struct Guard {
 /// the failure needs, and every candidate's control must pass too. A mismatch (an
 /// `AssertionError` of a torch script) without a control that passes is reduced unguarded,
 /// and says so once.
-fn control(
+pub(crate) fn control(
     start: &str,
     outcome: &Outcome,
     args: &Options,

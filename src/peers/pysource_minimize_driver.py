@@ -1,0 +1,38 @@
+"""Runs pysource-minimize for `scrub bench --vs`: `driver.py FILE BEST` minimizes the script
+FILE with the interestingness test beside this file (`interesting.py`, called in this process),
+and writes every script it accepts to BEST at once, so that a run cut off by its budget still
+leaves its best so far there. Candidates run one at a time, as pysource-minimize runs them."""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import interesting  # noqa: E402
+from pysource_minimize import minimize  # noqa: E402
+
+
+def write(path, text):
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def main(path, best):
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    candidate = os.path.join(HERE, "candidate.py")
+
+    def checker(text):
+        write(candidate, text)
+        accepted = interesting.interesting(candidate)
+        if accepted:
+            write(best, text)
+        return accepted
+
+    write(best, minimize(source, checker))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
