@@ -15,7 +15,7 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::judge::Judge;
-use crate::engine::process::{RunSpec, Status, run_in};
+use crate::engine::process::{RunSpec, Status, run_in, signal_name};
 use crate::engine::verdict::Signature;
 
 /// The versions `scripts/peers-venv` installs (a test checks that the two agree).
@@ -240,12 +240,12 @@ impl Installed {
         let cut = outcome.status == Status::TimedOut;
         if !cut && outcome.status != Status::Exited(0) {
             let last = outcome.stderr.lines().rev().find(|l| !l.trim().is_empty());
-            bail!(
-                "{} ({}): {}",
-                crate::engine::verdict::describe(&outcome),
-                dir.join("peer.stderr").display(),
-                last.unwrap_or("no output").trim()
-            );
+            let how = match outcome.status {
+                Status::Exited(code) => format!("exited with status {code}"),
+                Status::Signaled(n) => format!("killed by {}", signal_name(n)),
+                _ => crate::engine::verdict::describe(&outcome),
+            };
+            bail!("{how}: {}", last.unwrap_or("no output").trim());
         }
         Ok(PeerRun {
             text: std::fs::read_to_string(&result).unwrap_or_else(|_| original.to_string()),
