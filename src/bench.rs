@@ -153,22 +153,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.svg {
-        let curves: Vec<Curve> = report
-            .cases
-            .iter()
-            .filter(|c| c.skipped.is_none())
-            .map(|c| Curve {
-                name: &c.name,
-                original_lines: c.original_lines,
-                final_lines: c.final_lines,
-                runs: c.oracle_calls,
-                trace: &c.trace,
-            })
-            .collect();
-        crate::chart::reduction_curves(&curves, path)?;
-        if let Some(vs) = &vs {
-            vs.chart(path)?;
-        }
+        charts(&report, vs.as_ref(), path)?;
     }
     if let Some(crashes) = vs.as_ref().map(|vs| &vs.crashes).filter(|c| !c.is_empty()) {
         for crash in crashes {
@@ -187,6 +172,27 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The reduction curves at `path`, and with `--vs` the size-against-time chart beside them.
+fn charts(report: &Report, vs: Option<&crate::vs::Vs>, path: &Path) -> Result<()> {
+    let curves: Vec<Curve> = report
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_none())
+        .map(|c| Curve {
+            name: &c.name,
+            original_lines: c.original_lines,
+            final_lines: c.final_lines,
+            runs: c.oracle_calls,
+            trace: &c.trace,
+        })
+        .collect();
+    crate::chart::reduction_curves(&curves, path)?;
+    match vs {
+        Some(vs) => vs.chart(path),
+        None => Ok(()),
+    }
 }
 
 /// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`: the

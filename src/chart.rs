@@ -105,14 +105,25 @@ pub fn reduction_curves(cases: &[Curve], path: &Path) -> Result<()> {
     draw().map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
 }
 
+/// One tool's result on one case.
+pub struct Mark<'a> {
+    pub tool: &'a str,
+    pub wall_seconds: f64,
+    pub bytes: usize,
+    /// Whether it fails the same way as the original.
+    pub same_bug: bool,
+    /// Whether the budget stopped the tool.
+    pub cut: bool,
+}
+
 /// The chart of `scrub bench --vs`: each tool's result on each case as one mark, its size
 /// (bytes, log scale) against the wall time it took (log scale). A tool is a colour and a
 /// shape; a hollow mark lost the bug, a mark with a bar above it was cut off by the budget.
-pub fn size_against_time(rows: &[crate::vs::VsRow], path: &Path) -> Result<()> {
+pub fn size_against_time(rows: &[Mark], path: &Path) -> Result<()> {
     let mut tools: Vec<&str> = Vec::new();
     for r in rows {
-        if !tools.contains(&r.tool.as_str()) {
-            tools.push(&r.tool);
+        if !tools.contains(&r.tool) {
+            tools.push(r.tool);
         }
     }
     let max_x = rows.iter().map(|r| r.wall_seconds).fold(1.0, f64::max) * 1.5;
@@ -131,8 +142,10 @@ pub fn size_against_time(rows: &[crate::vs::VsRow], path: &Path) -> Result<()> {
             .build_cartesian_2d((0.1..max_x).log_scale(), (5.0..max_y).log_scale())?;
         chart
             .configure_mesh()
-            .x_desc("wall seconds")
-            .y_desc("bytes")
+            .x_desc(
+                "wall seconds (filled: the same bug by scrub's checks; hollow: lost it; a bar above: cut off by the budget)",
+            )
+            .y_desc("bytes left")
             .light_line_style(WHITE)
             .draw()?;
         for (i, tool) in tools.iter().enumerate() {
@@ -177,11 +190,6 @@ pub fn size_against_time(rows: &[crate::vs::VsRow], path: &Path) -> Result<()> {
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .draw()?;
-        root.draw(&Text::new(
-            "filled: the same bug (scrub's checks); hollow: lost it; a bar above: cut off by the budget",
-            (90, 670),
-            ("sans-serif", 14),
-        ))?;
         root.present()?;
         Ok(())
     };

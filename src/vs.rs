@@ -14,6 +14,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::CaseRow;
+use crate::chart::Mark;
 use crate::cli::BenchArgs;
 use crate::corpus::Case;
 use crate::engine::judge::{Judge, Judged};
@@ -226,7 +227,18 @@ impl Vs {
     /// The size-against-time chart beside the reduction curves `svg` names: `NAME-vs.svg`.
     pub fn chart(&self, svg: &Path) -> Result<()> {
         let stem = svg.file_stem().unwrap_or_default().to_string_lossy();
-        crate::chart::size_against_time(&self.rows, &svg.with_file_name(format!("{stem}-vs.svg")))
+        let marks: Vec<Mark> = self
+            .rows
+            .iter()
+            .map(|r| Mark {
+                tool: &r.tool,
+                wall_seconds: r.wall_seconds,
+                bytes: r.bytes,
+                same_bug: r.same_bug,
+                cut: r.cut,
+            })
+            .collect();
+        crate::chart::size_against_time(&marks, &svg.with_file_name(format!("{stem}-vs.svg")))
     }
 }
 
