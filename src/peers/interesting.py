@@ -92,6 +92,18 @@ def same_failure(returncode, stderr):
     return ORACLE["substring"] is None or ORACLE["substring"] in message
 
 
+def die_with_this_test():
+    """In the candidate, before it starts: killed when this test dies. A reducer that stops its
+    test, or the budget that stops the reducer, kills this process; the candidate, in a group
+    of its own (for the timeout below), would otherwise run on, and one that hangs forever."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def run(path):
     with open(ORACLE["runs"], "ab") as runs:
         runs.write(b".")
@@ -105,6 +117,7 @@ def run(path):
             stderr=subprocess.PIPE,
             env=dict(os.environ, PYTHONHASHSEED="0"),
             start_new_session=True,
+            preexec_fn=die_with_this_test,
         )
         try:
             _, err = child.communicate(timeout=ORACLE["timeout"])
