@@ -151,6 +151,31 @@ fn python_312() -> Option<PathBuf> {
     })
 }
 
+/// The exit status of the pysource-minimize driver when pysource-minimize gave up.
+const GAVE_UP: i32 = 3;
+
+/// The newest non-empty reduction that shrinkray recorded in `dir/.shrinkray/RUN/reductions/N/`
+/// (a record is written whole before the next: only the newest can be cut short, and a cut
+/// record is empty, which no result of a failing original is).
+fn newest_reduction(dir: &Path) -> Option<String> {
+    let mut records: Vec<(u64, PathBuf)> = Vec::new();
+    for run in std::fs::read_dir(dir.join(".shrinkray")).ok()?.flatten() {
+        let Ok(entries) = std::fs::read_dir(run.path().join("reductions")) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if let Some(n) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
+                records.push((n, entry.path().join("repro.py")));
+            }
+        }
+    }
+    records.sort();
+    records
+        .iter()
+        .rev()
+        .find_map(|(_, path)| std::fs::read_to_string(path).ok().filter(|t| !t.is_empty()))
+}
+
 /// A peer found in its venv.
 #[derive(Debug, Clone)]
 pub struct Installed {
@@ -170,6 +195,8 @@ pub struct PeerRun {
     pub wall_seconds: f64,
     /// Stopped by the budget before it finished.
     pub cut: bool,
+    /// Why it gave up before its first step (its result is then the original).
+    pub gave_up: Option<String>,
 }
 
 /// The case's oracle as the interestingness test reads it (`oracle.json`).
@@ -238,8 +265,16 @@ impl Installed {
         let outcome = run_in(dir, &dir.join("peer"), &args, &spec)
             .with_context(|| format!("cannot run {}", self.peer.name()))?;
         let cut = outcome.status == Status::TimedOut;
-        if !cut && outcome.status != Status::Exited(0) {
-            let last = outcome.stderr.lines().rev().find(|l| !l.trim().is_empty());
+        let last = outcome.stderr.lines().rev().find(|l| !l.trim().is_empty());
+        let gave_up = (self.peer == Peer::PysourceMinimize
+            && outcome.status == Status::Exited(GAVE_UP))
+        .then(|| {
+            last.unwrap_or("")
+                .trim()
+                .trim_start_matches("gave up: ")
+                .to_string()
+        });
+        if !cut && gave_up.is_none() && outcome.status != Status::Exited(0) {
             let how = match outcome.status {
                 Status::Exited(code) => format!("exited with status {code}"),
                 Status::Signaled(n) => format!("killed by {}", signal_name(n)),
@@ -247,11 +282,18 @@ impl Installed {
             };
             bail!("{how}: {}", last.unwrap_or("no output").trim());
         }
+        let text = match self.peer {
+            // Shrinkray truncates its file before each write of it, and a cut may land between
+            // the two: its record of every reduction holds the last whole one.
+            Peer::Shrinkray if cut => newest_reduction(dir),
+            _ => std::fs::read_to_string(&result).ok(),
+        };
         Ok(PeerRun {
-            text: std::fs::read_to_string(&result).unwrap_or_else(|_| original.to_string()),
+            text: text.unwrap_or_else(|| original.to_string()),
             runs: std::fs::metadata(&runs).map_or(0, |m| m.len() as usize),
             wall_seconds: outcome.duration.as_secs_f64(),
             cut,
+            gave_up,
         })
     }
 
@@ -288,7 +330,6 @@ impl Installed {
                     &format!("{limit:.1}"),
                     "--formatter",
                     "none",
-                    "--no-history",
                     "--input-type",
                     "arg",
                     "--trivial-is-not-error",

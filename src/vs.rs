@@ -44,6 +44,9 @@ pub struct VsRow {
     pub lost: Option<String>,
     /// Stopped by the budget: the result is its best so far.
     pub cut: bool,
+    /// Why the tool gave up before its first step (its result is then the original).
+    #[serde(default)]
+    pub gave_up: Option<String>,
     /// The case's hand bound (the size of its hand-minimal script), and whether the result
     /// is within the case's bound.
     pub hand_bound: usize,
@@ -118,6 +121,7 @@ impl Vs {
             runs: scrub.oracle_calls,
             wall_seconds: scrub.wall_seconds,
             cut: false,
+            gave_up: None,
         };
         let version = env!("SCRUB_VERSION");
         self.push(case, &original, &judge, ("scrub", version, self.jobs), &row)?;
@@ -128,8 +132,13 @@ impl Vs {
             let work = tempfile::tempdir()?;
             match peer.reduce(&original, &judge, self.budget, self.jobs, work.path()) {
                 Ok(run) => {
-                    (row.text, row.runs, row.wall_seconds, row.cut) =
-                        (run.text, run.runs, run.wall_seconds, run.cut);
+                    row = Made {
+                        text: run.text,
+                        runs: run.runs,
+                        wall_seconds: run.wall_seconds,
+                        cut: run.cut,
+                        gave_up: run.gave_up,
+                    };
                     let at_once = peer.peer.at_once(self.jobs);
                     self.push(
                         case,
@@ -188,6 +197,7 @@ impl Vs {
             same_bug: lost.is_none(),
             lost,
             cut: result.cut,
+            gave_up: result.gave_up.clone(),
             hand_bound: case.spec.hand_bound,
             bound_met: lines <= case.spec.bound,
             final_text: result.text.clone(),
@@ -248,6 +258,7 @@ struct Made {
     runs: usize,
     wall_seconds: f64,
     cut: bool,
+    gave_up: Option<String>,
 }
 
 /// One row per case and tool.
@@ -277,8 +288,17 @@ pub fn rows_table(rows: &[VsRow]) -> String {
             r.bytes,
             r.runs,
             r.wall_seconds,
-            if r.cut { "cut" } else { "" }
+            match (r.cut, &r.gave_up) {
+                (true, _) => "cut",
+                (false, Some(_)) => "gave up",
+                (false, None) => "",
+            }
         );
+    }
+    for r in rows {
+        if let Some(why) = &r.gave_up {
+            let _ = writeln!(out, "\n{} gave up on {}: {why}", r.tool, r.case);
+        }
     }
     out
 }

@@ -1,7 +1,8 @@
 """Runs pysource-minimize for `scrub bench --vs`: `driver.py FILE BEST` minimizes the script
 FILE with the interestingness test beside this file (`interesting.py`, called in this process),
 and writes every script it accepts to BEST at once, so that a run cut off by its budget still
-leaves its best so far there. Candidates run one at a time, as pysource-minimize runs them."""
+leaves its best so far there. Candidates run one at a time, as pysource-minimize runs them.
+It exits 3 when pysource-minimize gives up before its first step."""
 
 import os
 import sys
@@ -10,7 +11,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import interesting  # noqa: E402
-from pysource_minimize import minimize  # noqa: E402
+from pysource_minimize import CouldNotMinimize, minimize  # noqa: E402
+
+# The exit status that says pysource-minimize gave up before its first step.
+GAVE_UP = 3
 
 
 def write(path, text):
@@ -31,7 +35,14 @@ def main(path, best):
             write(best, text)
         return accepted
 
-    write(best, minimize(source, checker))
+    try:
+        result = minimize(source, checker)
+    except CouldNotMinimize as e:
+        # Its first check of the (unparsed) original did not pass: a flaky original, or one
+        # whose failure hangs on how its source is written.
+        print(f"gave up: {e}", file=sys.stderr)
+        sys.exit(GAVE_UP)
+    write(best, result)
 
 
 if __name__ == "__main__":
