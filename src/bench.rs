@@ -42,6 +42,9 @@ pub struct CaseRow {
     /// What ran before scrub's passes (PyTorch's minifier).
     #[serde(default)]
     pub stages: Vec<crate::engine::minifier::Stage>,
+    /// Runs a candidate got before it counted as not failing (more for a flaky original).
+    #[serde(default)]
+    pub attempts_per_candidate: usize,
 }
 
 /// One pass's figures summed over the corpus.
@@ -252,6 +255,7 @@ fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
         final_text,
         ladder: s.ladder.clone(),
         stages: s.stages.clone(),
+        attempts_per_candidate: s.attempts_per_candidate,
     }
 }
 
@@ -274,6 +278,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         final_text: String::new(),
         ladder: Vec::new(),
         stages: Vec::new(),
+        attempts_per_candidate: 0,
     }
 }
 

@@ -195,7 +195,7 @@ pub struct PeerRun {
     pub wall_seconds: f64,
     /// Stopped by the budget before it finished.
     pub cut: bool,
-    /// Why it gave up before its first step (its result is then the original).
+    /// Why it gave up (its result is then what it accepted before, or the original).
     pub gave_up: Option<String>,
 }
 

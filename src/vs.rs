@@ -44,7 +44,7 @@ pub struct VsRow {
     pub lost: Option<String>,
     /// Stopped by the budget: the result is its best so far.
     pub cut: bool,
-    /// Why the tool gave up before its first step (its result is then the original).
+    /// Why the tool gave up (its result is then what it accepted before, or the original).
     #[serde(default)]
     pub gave_up: Option<String>,
     /// The case's hand bound (the size of its hand-minimal script), and whether the result
@@ -109,13 +109,16 @@ impl Vs {
             quiet: true,
             ..Options::new(&file)
         };
-        let Some(judge) = Judge::of(&options)? else {
+        let Some(mut judge) = Judge::of(&options)? else {
             self.crashes.push(format!(
                 "{}: the original does not fail with its signature here",
                 case.name
             ));
             return Ok(());
         };
+        // A flaky original may fail every time in one baseline and not in another: every
+        // tool gets the attempts that scrub's own reduction gave its candidates.
+        judge.attempts = judge.attempts.max(scrub.attempts_per_candidate);
         let mut row = Made {
             text: scrub.final_text.clone(),
             runs: scrub.oracle_calls,
