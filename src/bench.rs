@@ -42,6 +42,9 @@ pub struct CaseRow {
     /// What ran before scrub's passes (PyTorch's minifier).
     #[serde(default)]
     pub stages: Vec<crate::engine::minifier::Stage>,
+    /// Runs a candidate got before it counted as not failing (more for a flaky original).
+    #[serde(default)]
+    pub attempts_per_candidate: usize,
 }
 
 /// One pass's figures summed over the corpus.
@@ -62,6 +65,9 @@ pub struct PassTotal {
 pub struct Report {
     pub cases: Vec<CaseRow>,
     pub passes: Vec<PassTotal>,
+    /// With `--vs`: every tool's result on every case, judged by scrub's oracle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vs: Vec<crate::vs::VsRow>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
@@ -96,12 +102,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         ),
         None => None,
     };
+    // Every peer is found before any case runs: a missing one is a line, not a lost hour.
+    let mut vs = crate::vs::Vs::new(args)?;
     let python = args.python.clone();
     // One connection, and so one pool of actors, for every case.
     let execution = reduce::connect(&args.execution())?;
     let mut report = Report {
         cases: Vec::new(),
         passes: Vec::new(),
+        vs: Vec::new(),
     };
     for case in &cases {
         if !args.quiet {
@@ -117,10 +126,19 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
                 Err(why) => skipped(case, why),
             },
         };
+        if let Some(vs) = vs.as_mut().filter(|_| row.skipped.is_none()) {
+            vs.compare(case, &row, args)?;
+        }
         report.cases.push(row);
+    }
+    if let Some(vs) = &vs {
+        report.vs = vs.rows.clone();
     }
 
     print!("{}", markdown(&report));
+    if let Some(vs) = &vs {
+        print!("{}", vs.markdown());
+    }
     if let Some(baseline) = &baseline {
         print!("{}", comparison(&report, baseline));
         print!("{}", side_by_side(&report, baseline));
@@ -130,19 +148,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.svg {
-        let curves: Vec<Curve> = report
-            .cases
-            .iter()
-            .filter(|c| c.skipped.is_none())
-            .map(|c| Curve {
-                name: &c.name,
-                original_lines: c.original_lines,
-                final_lines: c.final_lines,
-                runs: c.oracle_calls,
-                trace: &c.trace,
-            })
-            .collect();
-        crate::chart::reduction_curves(&curves, path)?;
+        charts(&report, vs.as_ref(), path)?;
+    }
+    if let Some(crashes) = vs.as_ref().map(|vs| &vs.crashes).filter(|c| !c.is_empty()) {
+        for crash in crashes {
+            eprintln!("scrub: {crash}");
+        }
+        return Ok(ExitCode::from(2));
     }
     let failed = report.cases.iter().any(|c| {
         c.skipped
@@ -155,6 +167,27 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The reduction curves at `path`, and with `--vs` the size-against-time chart beside them.
+fn charts(report: &Report, vs: Option<&crate::vs::Vs>, path: &Path) -> Result<()> {
+    let curves: Vec<Curve> = report
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_none())
+        .map(|c| Curve {
+            name: &c.name,
+            original_lines: c.original_lines,
+            final_lines: c.final_lines,
+            runs: c.oracle_calls,
+            trace: &c.trace,
+        })
+        .collect();
+    crate::chart::reduction_curves(&curves, path)?;
+    match vs {
+        Some(vs) => vs.chart(path),
+        None => Ok(()),
+    }
 }
 
 /// Reduces a temp copy of the case with the same engine as `scrub reduce --exhaustive`: the
@@ -215,6 +248,7 @@ fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
         final_text,
         ladder: s.ladder.clone(),
         stages: s.stages.clone(),
+        attempts_per_candidate: s.attempts_per_candidate,
     }
 }
 
@@ -237,6 +271,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         final_text: String::new(),
         ladder: Vec::new(),
         stages: Vec::new(),
+        attempts_per_candidate: 0,
     }
 }
 
@@ -492,6 +527,7 @@ mod tests {
                 row("plain", 20, 1.0, 1, Vec::new()),
             ],
             passes: Vec::new(),
+            vs: Vec::new(),
         };
         let alone = Report {
             cases: vec![
@@ -499,6 +535,7 @@ mod tests {
                 row("plain", 20, 1.0, 1, Vec::new()),
             ],
             passes: Vec::new(),
+            vs: Vec::new(),
         };
         let table = side_by_side(&with, &alone);
         assert!(

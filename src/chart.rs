@@ -104,3 +104,94 @@ pub fn reduction_curves(cases: &[Curve], path: &Path) -> Result<()> {
     };
     draw().map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
 }
+
+/// One tool's result on one case.
+pub struct Mark<'a> {
+    pub tool: &'a str,
+    pub wall_seconds: f64,
+    pub bytes: usize,
+    /// Whether it fails the same way as the original.
+    pub same_bug: bool,
+    /// Whether the budget stopped the tool.
+    pub cut: bool,
+}
+
+/// The chart of `scrub bench --vs`: each tool's result on each case as one mark, its size
+/// (bytes, log scale) against the wall time it took (log scale). A tool is a colour and a
+/// shape; a hollow mark lost the bug, a mark with a bar above it was cut off by the budget.
+pub fn size_against_time(rows: &[Mark], path: &Path) -> Result<()> {
+    let mut tools: Vec<&str> = Vec::new();
+    for r in rows {
+        if !tools.contains(&r.tool) {
+            tools.push(r.tool);
+        }
+    }
+    let max_x = rows.iter().map(|r| r.wall_seconds).fold(1.0, f64::max) * 1.5;
+    let max_y = rows.iter().map(|r| r.bytes).max().unwrap_or(1).max(10) as f64 * 1.5;
+    let draw = || -> Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::new(path, (1100, 700)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "scrub bench --vs: bytes left against wall time, one mark per tool and case",
+                ("sans-serif", 22),
+            )
+            .margin(20)
+            .x_label_area_size(45)
+            .y_label_area_size(65)
+            .build_cartesian_2d((0.1..max_x).log_scale(), (5.0..max_y).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc(
+                "wall seconds (filled: the same bug by scrub's checks; hollow: lost it; a bar above: cut off by the budget)",
+            )
+            .y_desc("bytes left")
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, tool) in tools.iter().enumerate() {
+            let (r, g, b) = COLOURS[i % COLOURS.len()];
+            let colour = RGBColor(r, g, b);
+            let mine = rows.iter().filter(|r| r.tool == *tool);
+            let points: Vec<_> = mine
+                .map(|r| ((r.wall_seconds.max(0.1), r.bytes.max(5) as f64), r))
+                .collect();
+            let style = |same: bool| {
+                if same {
+                    colour.filled()
+                } else {
+                    colour.stroke_width(2)
+                }
+            };
+            // A circle, a triangle, a square, then the same again.
+            let drawn = match i % 3 {
+                0 => chart.draw_series(
+                    points
+                        .iter()
+                        .map(|&(at, r)| Circle::new(at, 6, style(r.same_bug))),
+                )?,
+                1 => chart.draw_series(
+                    points
+                        .iter()
+                        .map(|&(at, r)| TriangleMarker::new(at, 7, style(r.same_bug))),
+                )?,
+                _ => chart.draw_series(points.iter().map(|&(at, r)| {
+                    EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], style(r.same_bug))
+                }))?,
+            };
+            drawn.label(*tool).legend(move |(x, y)| {
+                Rectangle::new([(x - 5, y - 5), (x + 5, y + 5)], colour.filled())
+            });
+            chart.draw_series(points.iter().filter(|(_, r)| r.cut).map(|&(at, _)| {
+                EmptyElement::at(at) + PathElement::new([(-6, -9), (6, -9)], colour.stroke_width(2))
+            }))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    };
+    draw().map_err(|e| anyhow!("cannot draw {}: {e}", path.display()))
+}

@@ -116,6 +116,22 @@ pub struct BenchArgs {
     /// Print only the tables.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Run these reducers on every case too, under the case's own oracle, and set their
+    /// results beside scrub's, each judged again by scrub's same-bug checks (comma-separated;
+    /// each installed by `scripts/peers-venv PEER`).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "PEER,...",
+        conflicts_with = "ray"
+    )]
+    pub vs: Vec<crate::peers::Peer>,
+
+    /// The wall time each peer may spend on a case; one cut off reports its best so far.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, requires = "vs")]
+    pub budget: f64,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,8 @@ pub mod corpus;
 pub mod engine;
 pub mod generate;
 pub mod issue;
+pub mod peers;
+pub mod vs;
 
 use std::process::ExitCode;
 

@@ -263,3 +263,116 @@ fn a_man_page_for_an_unknown_command_is_refused() {
     assert_one_line(&stderr(&out), "no command `nope`; pick one of reduce");
     assert!(out.stdout.is_empty());
 }
+
+/// `scrub bench FIXTURE --vs PEERS ARGS` with `envs` set (and `SCRUB_SHRINKRAY_PYTHON`
+/// unset unless given); returns (exit code, stderr).
+fn bench_vs(peers: &str, args: &[&str], envs: &[(&str, &std::path::Path)]) -> (i32, String) {
+    let mut cmd = scrub();
+    cmd.arg("bench")
+        .arg(repo_root().join("tests/fixtures/vs"))
+        .args([
+            "--vs",
+            peers,
+            "--quiet",
+            "--jobs",
+            "2",
+            "--python",
+            &python(),
+        ])
+        .args(args)
+        .env_remove("SCRUB_SHRINKRAY_PYTHON");
+    for (key, value) in envs {
+        cmd.env(key, value);
+    }
+    let out = run_with_limit(&mut cmd, Duration::from_secs(120));
+    (out.status.code().unwrap(), stderr(&out))
+}
+
+#[test]
+fn an_unknown_peer_is_refused() {
+    let (code, err) = bench_vs("pysource-minimize,creduce", &[], &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "invalid value 'creduce' for '--vs");
+}
+
+#[test]
+fn peers_on_a_ray_cluster_are_refused() {
+    let (code, err) = bench_vs("pysource-minimize", &["--ray", "127.0.0.1:1"], &[]);
+    assert_eq!(code, 2);
+    assert_one_line(
+        &err,
+        "'--vs <PEER,...>' cannot be used with '--ray <ADDRESS>'",
+    );
+}
+
+#[test]
+fn treereduce_is_refused_with_why_it_cannot_run() {
+    let (code, err) = bench_vs("treereduce", &[], &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "treereduce has no Python front end");
+}
+
+#[test]
+fn a_peer_that_is_not_installed_is_refused_with_the_command_that_installs_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, err) = bench_vs(
+        "pysource-minimize",
+        &[],
+        &[("SCRUB_VENV_DIR", empty.path())],
+    );
+    assert_eq!(code, 2);
+    assert_one_line(&err, "`scripts/peers-venv pysource-minimize`");
+    assert!(err.contains("pysource-minimize is not installed"), "{err}");
+}
+
+#[test]
+fn shrinkray_without_a_python_of_3_12_is_refused() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, err) = bench_vs(
+        "shrinkray",
+        &[],
+        &[
+            ("SCRUB_VENV_DIR", empty.path()),
+            ("PYENV_ROOT", empty.path()),
+            ("SCRUB_SHRINKRAY_PYTHON", std::path::Path::new(&python())),
+        ],
+    );
+    assert_eq!(code, 2);
+    assert_one_line(&err, "shrinkray needs Python 3.12 or later");
+}
+
+#[test]
+fn a_budget_that_is_not_a_time_is_refused() {
+    let (code, err) = bench_vs("pysource-minimize", &["--budget", "0"], &[]);
+    assert_eq!(code, 2);
+    assert_one_line(&err, "--budget must be a positive number of seconds");
+}
+
+#[test]
+fn a_peer_that_crashes_is_one_line_and_exit_2() {
+    // A venv whose python dies as a broken install would.
+    let venvs = tempfile::tempdir().unwrap();
+    let venv = venvs.path().join("pysource-minimize-0.10.1-py3.11");
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join(".complete"), "").unwrap();
+    let python = venv.join("bin/python");
+    std::fs::write(
+        &python,
+        "#!/bin/sh\necho 'ModuleNotFoundError: No module named pysource_minimize' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&python).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&python, perms).unwrap();
+    let (code, err) = bench_vs(
+        "pysource-minimize",
+        &[],
+        &[("SCRUB_VENV_DIR", venvs.path())],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_one_line(
+        &err,
+        "pysource-minimize crashed on ratio_parser_registry: exited with status 1",
+    );
+    assert!(err.contains("No module named pysource_minimize"), "{err}");
+}

@@ -149,3 +149,107 @@ fn a_missing_corpus_is_a_one_line_error() {
         stderr(&out)
     );
 }
+
+/// The python of pysource-minimize's pinned venv, made by `scripts/peers-venv` on first use.
+fn pysource_minimize_installed() {
+    let out = run_with_limit(
+        std::process::Command::new(repo_root().join("scripts/peers-venv"))
+            .arg("pysource-minimize")
+            .stdin(std::process::Stdio::null()),
+        Duration::from_secs(300),
+    );
+    assert!(
+        out.status.success(),
+        "scripts/peers-venv pysource-minimize failed: {}",
+        stderr(&out)
+    );
+}
+
+/// `tests/fixtures/vs/ratio_parser_registry`: fractions refuses "x/2", and deleting the line
+/// that registers it reaches the loader's own raise of the same class and message start. A
+/// class-and-substring test takes that deletion; scrub's anchor (where the failure was raised)
+/// does not.
+#[test]
+fn bench_vs_sets_a_peer_beside_scrub_and_shows_a_result_that_lost_the_bug_as_lost() {
+    pysource_minimize_installed();
+    let corpus = tempfile::tempdir().unwrap();
+    let case = corpus.path().join("ratio_parser_registry");
+    std::fs::create_dir(&case).unwrap();
+    let fixture = repo_root().join("tests/fixtures/vs/ratio_parser_registry");
+    for file in ["repro.py", "case.toml"] {
+        std::fs::copy(fixture.join(file), case.join(file)).unwrap();
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let (json, svg) = (out_dir.path().join("b.json"), out_dir.path().join("b.svg"));
+    let out = run_with_limit(
+        scrub()
+            .arg("bench")
+            .arg(corpus.path())
+            .args(["--vs", "pysource-minimize", "--budget", "90", "--jobs", "2"])
+            .args(["--quiet", "--python", &python()])
+            .arg("--json")
+            .arg(&json)
+            .arg("--svg")
+            .arg(&svg),
+        Duration::from_secs(300),
+    );
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
+    assert!(
+        table.contains(
+            "| case (hand) | tool | lines | bytes | candidate runs | wall s | same bug | cut |"
+        ),
+        "{table}"
+    );
+    let row = |tool: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(&format!(" | {tool} | ")))
+            .unwrap_or_else(|| panic!("no {tool} row in {table}"))
+            .to_string()
+    };
+    assert!(
+        row("scrub").starts_with("| ratio_parser_registry (2) | scrub | 18 → ")
+            && row("scrub").ends_with("| yes |  |"),
+        "{table}"
+    );
+    let peer = row("pysource-minimize");
+    assert!(
+        peer.contains("| **lost**: ") && peer.contains("raised at the script itself"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Candidates at once: scrub 2 (--jobs), pysource-minimize 1."),
+        "{table}"
+    );
+    assert!(
+        table.contains("Versions: pysource-minimize 0.10.1."),
+        "{table}"
+    );
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["vs"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let (ours, theirs) = (&rows[0], &rows[1]);
+    assert_eq!(
+        (ours["tool"].as_str(), ours["same_bug"].as_bool()),
+        (Some("scrub"), Some(true))
+    );
+    assert_eq!(theirs["tool"], "pysource-minimize");
+    assert_eq!(theirs["same_bug"], false);
+    assert_eq!(theirs["cut"], false);
+    assert_eq!(theirs["at_once"], 1);
+    assert!(theirs["runs"].as_u64().unwrap() > 1);
+    assert!(
+        theirs["final_text"]
+            .as_str()
+            .unwrap()
+            .contains("raise ValueError")
+    );
+    for field in ["lines", "bytes", "wall_seconds", "lost", "version"] {
+        assert!(theirs.get(field).is_some(), "{field} missing");
+    }
+    let chart = std::fs::read_to_string(out_dir.path().join("b-vs.svg")).unwrap();
+    assert!(chart.starts_with("<svg") && chart.contains("pysource-minimize"));
+}

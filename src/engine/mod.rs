@@ -6,6 +6,7 @@
 //!   minifier, the passes, the final check, the output) are methods, one file each;
 //! - [`oracle`]: the loop's oracle: the cache first, then the workers, with a log of every run;
 //! - [`verdict`]: signatures, and what an outcome means for one;
+//! - [`judge`]: a script another reducer made, held to the same verdict as a candidate;
 //! - [`workers`], [`zygote`], [`ray`], [`process`], [`memory`], [`output`]: where and how a
 //!   candidate runs, and what is kept of its output;
 //! - [`cache`], [`rundir`], [`console`]: what a run leaves on disk and on the terminal;
@@ -16,6 +17,7 @@ pub mod cache;
 pub mod console;
 pub mod exception;
 pub mod interpreter;
+pub mod judge;
 pub mod ladder;
 pub mod memory;
 pub mod minifier;

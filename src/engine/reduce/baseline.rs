@@ -16,7 +16,7 @@ const MISS_RATE: f64 = 0.05;
 const MAX_ATTEMPTS: usize = 20;
 
 /// How the original's first runs went.
-enum BaselineEnd {
+pub(super) enum BaselineEnd {
     Fails(Box<Baseline>),
     /// It ran out of memory every time, and the signature is not about memory.
     OutOfMemory,
@@ -116,7 +116,7 @@ impl Reduction<'_> {
 
     /// Runs `text` twice, and five more times when the two disagree or a `given` signature
     /// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
-    fn runs(&self, text: &str, given: Option<Signature>) -> Result<BaselineEnd> {
+    pub(super) fn runs(&self, text: &str, given: Option<Signature>) -> Result<BaselineEnd> {
         let runs = run_many(text, 2, &self.workers)?;
         if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
             && runs.iter().all(crate::engine::verdict::out_of_memory)

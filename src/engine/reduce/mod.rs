@@ -24,12 +24,12 @@ use anyhow::{Result, bail};
 use crate::engine::cache;
 use crate::engine::console::Console;
 use crate::engine::interpreter::Interpreter;
-use crate::engine::oracle::Criteria;
+use crate::engine::oracle::{Control, Criteria};
 use crate::engine::process::Outcome;
 use crate::engine::rundir::RunDir;
 use crate::engine::verdict::{Anchor, Signature, Verdict};
 use crate::engine::workers::Workers;
-use baseline::Baseline;
+use baseline::{Baseline, BaselineEnd};
 use control::Guard;
 
 pub use options::{Backend, Cache, Cluster, Execution, Options, connect};
@@ -107,10 +107,40 @@ struct Ground {
     cache: cache::Cache,
 }
 
+/// The original of `options` as a reduction settles it before its first candidate: what a
+/// script must keep to fail the same way, its control, and the workers that ran it. This is
+/// how another reducer's result is judged (`engine::judge`).
+pub(crate) struct Settled {
+    pub(crate) criteria: Criteria,
+    pub(crate) control: Option<Control>,
+    pub(crate) python: PathBuf,
+    pub(crate) workers: Workers,
+}
+
+/// Runs the original of `options` as [`reduce`] does before its first candidate, without
+/// rewriting it; `None` when it does not fail the same way (the reason has been printed).
+pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
+    let mut reduction = Reduction::new(options)?;
+    let BaselineEnd::Fails(base) = reduction.runs(&reduction.text, reduction.sig.clone())? else {
+        return Ok(None);
+    };
+    let (guard, anchor) = reduction.guard(&base)?;
+    Ok(Some(Settled {
+        criteria: Criteria {
+            sig: base.signature,
+            anchor,
+            attempts: base.attempts,
+        },
+        control: guard.control,
+        python: reduction.interp.path,
+        workers: reduction.workers,
+    }))
+}
+
 impl Reduction<'_> {
-    /// What the reduction stands on, once the original fails as `base` says: the candidates'
-    /// timeout, the control, the anchor, warm workers, the run directory and the cache.
-    fn ground(&mut self, base: Baseline) -> Result<Ground> {
+    /// The candidates' timeout, the control and the anchor, once the original fails as `base`
+    /// says.
+    fn guard(&mut self, base: &Baseline) -> Result<(Guard, Anchor)> {
         self.workers.timeout = self.timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
         let guard = self.control(&base.outcome)?;
         // The values of an assertion are kept when nothing else tells its bug from another
@@ -120,6 +150,13 @@ impl Reduction<'_> {
             &base.outcome,
             guard.control.is_none() && !self.start.contains("torch"),
         );
+        Ok((guard, anchor))
+    }
+
+    /// What the reduction stands on, once the original fails as `base` says: the candidates'
+    /// timeout, the control, the anchor, warm workers, the run directory and the cache.
+    fn ground(&mut self, base: Baseline) -> Result<Ground> {
+        let (guard, anchor) = self.guard(&base)?;
         let sig = base.signature.clone();
         if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
             bail!("the signature {sig} also matches an empty script; give a more specific --sig");
@@ -183,6 +220,6 @@ fn run_many(text: &str, n: usize, workers: &Workers) -> Result<Vec<Outcome>> {
         .collect::<Result<Vec<_>>>()
 }
 
-fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
+pub(crate) fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
     Ok(run_many(text, 1, workers)?.remove(0))
 }
