@@ -394,6 +394,43 @@ fn a_repro_that_seeds_itself_keeps_a_seed_of_its_own() {
 }
 
 #[test]
+fn warm_candidates_compile_as_a_new_process_does() {
+    // The zygote of a script that compiles has compiled once itself, then reset dynamo: each
+    // fork compiles a kernel big enough to run on OpenMP threads and of a new shape (a
+    // compile that waited on the zygote's pool, or a kernel on its threads, would hang), and
+    // starts with no frame compiled and no counter set.
+    let Some(python) = torch_python() else { return };
+    let text = "import torch\n\
+                from torch._dynamo.utils import counters\n\
+                assert not counters, dict(counters)\n\
+                n = 32 + torch.randint(0, 1000, ()).item()\n\
+                with torch.no_grad():\n    \
+                    y = torch.compile(lambda x: x.relu())(torch.ones(16, 16, 32, n))\n\
+                print(torch._dynamo.convert_frame.FRAME_COUNTER, float(y[0, 0, 0, 0]))\n";
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("repro.py");
+    std::fs::write(&original, text).unwrap();
+    // A cold inductor cache, so that the zygote's own compile starts a compile pool.
+    let cold = dir.path().join("python");
+    std::fs::write(
+        &cold,
+        format!(
+            "#!/bin/sh\nTORCHINDUCTOR_CACHE_DIR={} exec {} \"$@\"\n",
+            dir.path().join("inductor").display(),
+            python.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cold, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut workers = Workers::new(cold, Duration::from_secs(60), 2, vec![]);
+    workers.warm = Some(original);
+    for outcome in workers.run_all(&vec![text; 4]) {
+        let outcome = outcome.unwrap();
+        assert_eq!(outcome.stdout.trim(), "1 1.0", "{}", outcome.stderr);
+    }
+}
+
+#[test]
 fn warm_candidates_draw_fresh_random_numbers_as_cold_ones_do() {
     // Forked from one zygote that imported torch and numpy, each child must not inherit its
     // generators' state: a draw that fails one time in two must not fail every time warm.

@@ -48,13 +48,14 @@ impl Rung {
     }
 }
 
-/// The rungs the original stood on, each with what became of it on the result. `run` runs a
-/// script like a candidate: whether it fails the same way, `None` when it could not be run.
+/// The rungs the original stood on, each with what became of it on the result. `run` runs
+/// scripts like candidates, all at once: for each, whether it fails the same way; `None` when
+/// they could not be run.
 pub fn verdict(
     original: &str,
     result: &str,
     version: PythonVersion,
-    run: &mut dyn FnMut(&str) -> Option<bool>,
+    run: &mut dyn FnMut(&[String]) -> Option<Vec<bool>>,
 ) -> Vec<Rung> {
     if !original.contains("torch") {
         return Vec::new();
@@ -65,24 +66,44 @@ pub fn verdict(
     ) else {
         return Vec::new();
     };
-    let mut rungs = Vec::new();
-    for step in LADDER {
-        if !step.stands_on(&original) {
-            continue;
-        }
-        let state = if !step.stands_on(&result) {
-            Ok(true)
-        } else {
-            match step.step_off(&result, version) {
-                Ok(text) => {
-                    run(&text).ok_or_else(|| "the stepped-off script could not be run".to_string())
-                }
-                Err(why) => Err(why),
-            }
-        };
-        rungs.push(rung(step, state));
+    // Each rung the original stood on: held already (the result left it), or the result
+    // stepped off it, or why it cannot be.
+    let steps: Vec<(Step, Result<Option<String>, String>)> = LADDER
+        .into_iter()
+        .filter(|step| step.stands_on(&original))
+        .map(|step| {
+            let stepped = if step.stands_on(&result) {
+                step.step_off(&result, version).map(Some)
+            } else {
+                Ok(None)
+            };
+            (step, stepped)
+        })
+        .collect();
+    let texts: Vec<String> = steps
+        .iter()
+        .filter_map(|(_, stepped)| stepped.clone().ok().flatten())
+        .collect();
+    let mut verdicts = if texts.is_empty() {
+        Some(Vec::new())
+    } else {
+        run(&texts)
     }
-    rungs
+    .map(Vec::into_iter);
+    steps
+        .into_iter()
+        .map(|(step, stepped)| {
+            let state = match stepped {
+                Ok(None) => Ok(true),
+                Ok(Some(_)) => verdicts
+                    .as_mut()
+                    .and_then(Iterator::next)
+                    .ok_or_else(|| "the stepped-off script could not be run".to_string()),
+                Err(why) => Err(why),
+            };
+            rung(step, state)
+        })
+        .collect()
 }
 
 /// A rung, with what it tells for how it went.
@@ -127,7 +148,7 @@ mod tests {
     }
 
     /// A runner that must not be called: the result left every rung itself.
-    fn never(_: &str) -> Option<bool> {
+    fn never(_: &[String]) -> Option<Vec<bool>> {
         panic!("nothing should run")
     }
 
@@ -157,10 +178,16 @@ mod tests {
         let result = "import torch\nx = torch.randn(4).cuda()\nf = torch.compile(g)\nf(x)\n";
         let mut ran = Vec::new();
         // Fails on every rung but the CPU and inductor-free ones.
-        let rungs = verdict(ORIGINAL, result, PythonVersion::PY311, &mut |text: &str| {
-            ran.push(text.to_string());
-            Some(text.contains("cuda") && !text.contains("backend"))
-        });
+        let rungs = verdict(
+            ORIGINAL,
+            result,
+            PythonVersion::PY311,
+            &mut |texts: &[String]| {
+                ran.extend_from_slice(texts);
+                let fails = |text: &String| text.contains("cuda") && !text.contains("backend");
+                Some(texts.iter().map(fails).collect())
+            },
+        );
         assert_eq!(
             states(&rungs),
             [
@@ -196,7 +223,12 @@ mod tests {
     fn a_rung_whose_script_could_not_run_is_not_tried() {
         let result =
             "import torch\nx = torch.randn(4)\nf = torch.compile(g, backend=\"aot_eager\")\nf(x)\n";
-        let rungs = verdict(ORIGINAL, result, PythonVersion::PY311, &mut |_: &str| None);
+        let rungs = verdict(
+            ORIGINAL,
+            result,
+            PythonVersion::PY311,
+            &mut |_: &[String]| None,
+        );
         let eager = rungs.iter().find(|r| r.rung == "eager").unwrap();
         assert_eq!(eager.state, State::NotTried);
         assert_eq!(

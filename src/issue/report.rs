@@ -376,7 +376,7 @@ mod tests {
             original,
             result,
             PythonVersion::PY311,
-            &mut |_: &str| -> Option<bool> { panic!("nothing should run") },
+            &mut |_: &[String]| -> Option<Vec<bool>> { panic!("nothing should run") },
         );
         let states: Vec<(&str, State)> =
             ladder.iter().map(|r| (r.rung.as_str(), r.state)).collect();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use scrub_reducers::python;
 
-use super::{Options, Reduction};
+use super::{Clock, Options, Reduction};
 use crate::engine::console::Console;
 use crate::engine::verdict::Signature;
 use crate::engine::workers::{Workers, detect_gpus};
@@ -21,6 +21,7 @@ const ORIGINAL_TIMEOUT: Duration = Duration::from_secs(120);
 impl<'o> Reduction<'o> {
     /// A reduction of what `options` name, every input checked.
     pub(super) fn new(options: &'o Options) -> Result<Reduction<'o>> {
+        let clock = Clock::start();
         let text = read_script(&options.file)?;
         let sig = match &options.sig {
             Some(s) => Some(Signature::parse(s).map_err(|e| anyhow!("invalid --sig {s:?}: {e}"))?),
@@ -73,6 +74,7 @@ impl<'o> Reduction<'o> {
             timeout,
             console: Console::new(options.quiet),
             prepared: Vec::new(),
+            clock,
         })
     }
 }

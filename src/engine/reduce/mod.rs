@@ -50,18 +50,24 @@ pub enum Finish {
 /// Checks the inputs and the original failure, reduces, verifies the result and writes it.
 pub fn reduce(options: &Options) -> Result<Finish> {
     let mut reduction = Reduction::new(options)?;
+    reduction.clock.lap("input");
     let Some(base) = reduction.baseline()? else {
         return Ok(Finish::DoesNotFail);
     };
+    reduction.clock.lap("baseline");
     let ground = reduction.ground(base)?;
     let stages = reduction.minifier_stage(&ground)?;
+    reduction.clock.lap("minifier");
     let mut looped = reduction.passes(&ground)?;
+    reduction.clock.lap("passes");
     if let Some(partial) = reduction.interrupted(&looped)? {
         return Ok(Finish::Interrupted(partial));
     }
     let (result, verified) = reduction.verify(&ground, &mut looped)?;
     reduction.write(&result, &ground)?;
+    reduction.clock.lap("verify");
     let ladder = reduction.ladder(&ground, &mut looped, &result);
+    reduction.clock.lap("ladder");
     Ok(Finish::Reduced(Box::new(reduction.summary(
         &ground,
         looped,
@@ -93,6 +99,41 @@ struct Reduction<'o> {
     console: Console,
     /// The rewrites made before the passes, which the reduction starts from.
     prepared: Vec<String>,
+    /// Where the time went, stage by stage.
+    clock: Clock,
+}
+
+/// The seconds each stage of a reduction took, in order.
+struct Clock {
+    last: std::time::Instant,
+    laps: Vec<Lap>,
+}
+
+/// One stage's wall time.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Lap {
+    pub stage: &'static str,
+    pub seconds: f64,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            last: std::time::Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+
+    /// Ends the stage `stage`, which began when the last one ended (or when the clock
+    /// started).
+    fn lap(&mut self, stage: &'static str) {
+        let now = std::time::Instant::now();
+        let seconds = (now - std::mem::replace(&mut self.last, now)).as_secs_f64();
+        self.laps.push(Lap {
+            stage,
+            seconds: (seconds * 10.0).round() / 10.0,
+        });
+    }
 }
 
 /// What the original's runs settled, which every later stage stands on.
@@ -143,6 +184,7 @@ impl Reduction<'_> {
     fn guard(&mut self, base: &Baseline) -> Result<(Guard, Anchor)> {
         self.workers.timeout = self.timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
         let guard = self.control(&base.outcome)?;
+        self.clock.lap("control");
         // The values of an assertion are kept when nothing else tells its bug from another
         // (pure Python: no reference to compare with).
         let anchor = Anchor::of(
@@ -163,6 +205,7 @@ impl Reduction<'_> {
         }
         let cold = matches!(self.options.execution.backend, Backend::Cold);
         let warm = !cold && self.warm_up(&sig)?;
+        self.clock.lap("warm-up");
         let run_dir = RunDir::create(
             &self
                 .options

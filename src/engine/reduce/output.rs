@@ -77,6 +77,10 @@ pub struct Summary {
     pub max_memory: Option<u64>,
     /// What ran before scrub's passes (PyTorch's minifier), each with its figures.
     pub stages: Vec<crate::engine::minifier::Stage>,
+    /// Where the wall time went, stage by stage: the input's checks, the original's runs,
+    /// its control, the warm workers, PyTorch's minifier, the passes, the final check and
+    /// the ladder.
+    pub stage_seconds: Vec<super::Lap>,
     /// The most memory the original's runs and the largest candidate run held, in bytes.
     pub peak_rss_original: u64,
     pub peak_rss_candidate: u64,
@@ -239,6 +243,14 @@ impl Reduction<'_> {
             "speculative runs made stale by a win: {}",
             looped.reduction.speculative_wasted
         ));
+        let laps = &self.clock.laps;
+        run_dir.log(format!(
+            "time: {}",
+            laps.iter()
+                .map(|lap| format!("{} {:.1} s", lap.stage, lap.seconds))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
         console.say(format!(
             "{}: {} → {} lines, {} → {} bytes; {} runs, {} cache hits, {wall:.1} s; wrote {}",
             self.options.file.display(),
@@ -304,6 +316,7 @@ impl Reduction<'_> {
             ladder: result.ladder,
             prepared: self.prepared,
             stages: result.stages,
+            stage_seconds: self.clock.laps,
             max_memory: self.workers.max_memory,
             peak_rss_original: ground.base.peak_rss,
             peak_rss_candidate: looped.peak_rss,

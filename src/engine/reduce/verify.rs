@@ -60,9 +60,7 @@ impl Reduction<'_> {
     ) -> Result<(String, bool)> {
         let workers = &self.workers;
         for (back, candidate) in history.iter().rev().enumerate() {
-            if verify(candidate, criteria, workers)?
-                && control.is_none_or(|c| control_passes(candidate, c, workers).unwrap_or(false))
-            {
+            if verify_controlled(candidate, criteria, control, workers)? {
                 return Ok((candidate.clone(), back == 0));
             }
             self.console.warn(format!(
@@ -90,11 +88,7 @@ impl Reduction<'_> {
             &self.text,
             result,
             self.interp.parser_version,
-            &mut |t| {
-                scrub_reducers::Oracle::judge(&mut rung_oracle, &[t.to_string()])
-                    .ok()
-                    .map(|v| v[0])
-            },
+            &mut |texts| scrub_reducers::Oracle::judge(&mut rung_oracle, texts).ok(),
         );
         looped.counts.add(&rung_oracle);
         for rung in &ladder {
@@ -110,19 +104,53 @@ impl Reduction<'_> {
     }
 }
 
-/// Whether the control of `text` can be built and passes in a fresh run (for a control that
-/// does not run, whether `text` keeps what it checks).
-fn control_passes(text: &str, control: &Control, workers: &Workers) -> Result<bool> {
-    let Some(script) = scrub_reducers::Script::parse(text, control.version) else {
-        return Ok(false);
+/// Whether `text` fails the same way in a fresh run (with the attempts a flaky repro gets)
+/// and its control, when there is one, passes in a fresh run: the first attempt and the
+/// control run side by side.
+fn verify_controlled(
+    text: &str,
+    criteria: &Criteria,
+    control: Option<&Control>,
+    workers: &Workers,
+) -> Result<bool> {
+    let checked = match control {
+        None => None,
+        Some(control) => match control_script(text, control) {
+            Ok(checked) => checked,
+            Err(()) => return Ok(false),
+        },
     };
-    if !control.runs {
-        return Ok(control.lost(&script).is_none());
+    let mut texts = vec![text];
+    texts.extend(checked.as_deref());
+    let outcomes = workers
+        .run_all(&texts)
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?;
+    if outcomes
+        .get(1)
+        .is_some_and(|run| !crate::engine::oracle::passes(run))
+    {
+        return Ok(false);
     }
-    let Some(text) = control.build(&script) else {
-        return Ok(false);
-    };
-    Ok(crate::engine::oracle::passes(&run_one(&text, workers)?))
+    if criteria.judge(text, &outcomes[0]) == Verdict::Same {
+        return Ok(true);
+    }
+    for _ in 1..criteria.attempts {
+        if criteria.judge(text, &run_one(text, workers)?) == Verdict::Same {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The control of `text` to run: `None` when the control does not run (and `text` keeps what
+/// it checks); `Err` when `text` lost what the control checks, or it cannot be built.
+fn control_script(text: &str, control: &Control) -> Result<Option<String>, ()> {
+    let script = scrub_reducers::Script::parse(text, control.version).ok_or(())?;
+    if !control.runs {
+        return control.lost(&script).is_none().then_some(None).ok_or(());
+    }
+    control.build(&script).map(Some).ok_or(())
 }
 
 /// A fresh run (no cache) of `text`, with the attempts a flaky repro gets.
