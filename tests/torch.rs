@@ -424,7 +424,7 @@ fn warm_candidates_compile_as_a_new_process_does() {
     std::fs::set_permissions(&cold, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut workers = Workers::new(cold, Duration::from_secs(60), 2, vec![]);
     workers.warm = Some(original);
-    for outcome in workers.run_all(&vec![text; 4]) {
+    for outcome in workers.run_all(&[text; 4]) {
         let outcome = outcome.unwrap();
         assert_eq!(outcome.stdout.trim(), "1 1.0", "{}", outcome.stderr);
     }
