@@ -397,8 +397,10 @@ fn a_repro_that_seeds_itself_keeps_a_seed_of_its_own() {
 fn warm_candidates_compile_as_a_new_process_does() {
     // The zygote of a script that compiles has compiled once itself, then reset dynamo: each
     // fork compiles a kernel big enough to run on OpenMP threads and of a new shape (a
-    // compile that waited on the zygote's pool, or a kernel on its threads, would hang), and
-    // starts with no frame compiled and no counter set.
+    // compile that waited on the zygote's pool, or a kernel on its threads, would hang), runs
+    // a backward pass (which sets the thread count of the autograd engine's threads: a
+    // thread pool the zygote started would abort it), and starts with no frame compiled and
+    // no counter set.
     let Some(python) = torch_python() else { return };
     let text = "import torch\n\
                 from torch._dynamo.utils import counters\n\
@@ -406,7 +408,9 @@ fn warm_candidates_compile_as_a_new_process_does() {
                 n = 32 + torch.randint(0, 1000, ()).item()\n\
                 with torch.no_grad():\n    \
                     y = torch.compile(lambda x: x.relu())(torch.ones(16, 16, 32, n))\n\
-                print(torch._dynamo.convert_frame.FRAME_COUNTER, float(y[0, 0, 0, 0]))\n";
+                w = torch.ones(2, requires_grad=True)\n\
+                (w * 3).sum().backward()\n\
+                print(torch._dynamo.convert_frame.FRAME_COUNTER, float(y[0, 0, 0, 0]), float(w.grad[0]))\n";
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("repro.py");
     std::fs::write(&original, text).unwrap();
@@ -426,7 +430,7 @@ fn warm_candidates_compile_as_a_new_process_does() {
     workers.warm = Some(original);
     for outcome in workers.run_all(&[text; 4]) {
         let outcome = outcome.unwrap();
-        assert_eq!(outcome.stdout.trim(), "1 1.0", "{}", outcome.stderr);
+        assert_eq!(outcome.stdout.trim(), "1 1.0 3.0", "{}", outcome.stderr);
     }
 }
 
