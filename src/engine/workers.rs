@@ -197,6 +197,22 @@ impl Workers {
         self.backend.ready(worker, &job)
     }
 
+    /// Starts the warm workers of `original` in the background, so that their imports overlap
+    /// with what runs before warm runs do (the original's control); a run that needs one
+    /// before it is ready waits for it.
+    pub fn start_warm(&self, original: &Path) {
+        let mut warm = self.clone();
+        warm.warm = Some(original.to_path_buf());
+        for worker in 0..self.jobs {
+            let warm = warm.clone();
+            std::thread::spawn(move || {
+                let env = warm.env_of(worker);
+                // A worker that cannot start says why when it is handed a run.
+                let _ = warm.ready(worker, &env);
+            });
+        }
+    }
+
     /// Stops every warm worker (they are started again on demand).
     pub fn stop_zygotes(&self) {
         self.backend.stop();

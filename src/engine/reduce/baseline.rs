@@ -226,13 +226,17 @@ impl Reduction<'_> {
         Ok(Some((attempts, format!("{total}/{runs_done}"))))
     }
 
+    /// The input's absolute path, which warm workers preload.
+    pub(super) fn original(&self) -> Result<std::path::PathBuf> {
+        let file = &self.options.file;
+        fs::canonicalize(file).with_context(|| format!("cannot resolve {}", file.display()))
+    }
+
     /// Switches the workers to warm mode when the original fails the same way in a warm
     /// worker as it did cold; otherwise says so and stays cold. Returns whether warm mode is
     /// on.
     pub(super) fn warm_up(&mut self, sig: &Signature) -> Result<bool> {
-        let file = &self.options.file;
-        let original =
-            fs::canonicalize(file).with_context(|| format!("cannot resolve {}", file.display()))?;
+        let original = self.original()?;
         let workers = &mut self.workers;
         workers.warm = Some(original);
         let warm = match run_one(&self.start, workers) {

@@ -198,12 +198,15 @@ impl Reduction<'_> {
     /// What the reduction stands on, once the original fails as `base` says: the candidates'
     /// timeout, the control, the anchor, warm workers, the run directory and the cache.
     fn ground(&mut self, base: Baseline) -> Result<Ground> {
+        let cold = matches!(self.options.execution.backend, Backend::Cold);
+        if !cold && !self.workers.remote {
+            self.workers.start_warm(&self.original()?);
+        }
         let (guard, anchor) = self.guard(&base)?;
         let sig = base.signature.clone();
         if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
             bail!("the signature {sig} also matches an empty script; give a more specific --sig");
         }
-        let cold = matches!(self.options.execution.backend, Backend::Cold);
         let warm = !cold && self.warm_up(&sig)?;
         self.clock.lap("warm-up");
         let run_dir = RunDir::create(

@@ -18,9 +18,15 @@ impl Reduction<'_> {
         ground: &Ground,
         looped: &mut Looped,
     ) -> Result<(String, bool)> {
-        // The final check is always a cold process.
-        self.workers.warm = None;
-        self.workers.stop_zygotes();
+        // The final check is always a cold process; the warm workers wait for the ladder.
+        let warm = self.workers.warm.take();
+        let verified = self.verified(ground, looped);
+        self.workers.warm = warm;
+        verified
+    }
+
+    /// See [`Reduction::verify`], with cold workers.
+    fn verified(&self, ground: &Ground, looped: &mut Looped) -> Result<(String, bool)> {
         // Comments and blank lines alone do not make a repro smaller: it was already minimal.
         let only_cosmetic = self.prepared.is_empty()
             && looped
@@ -70,9 +76,9 @@ impl Reduction<'_> {
         bail!("not even the original reproduces any more: the failure is not stable")
     }
 
-    /// The rungs the result still stands on, run stepped off it, cold like the final check
-    /// (the loop has usually tried them: the cache then answers); their runs are counted
-    /// with the loop's.
+    /// The rungs the result still stands on, run stepped off it like candidates, warm when
+    /// they were (the loop has usually tried them: the cache then answers); their runs are
+    /// counted with the loop's. The warm workers stop after them.
     pub(super) fn ladder(&self, ground: &Ground, looped: &mut Looped, result: &str) -> Vec<Rung> {
         let mut rung_oracle = ProcessOracle::new(
             result,
@@ -91,6 +97,7 @@ impl Reduction<'_> {
             &mut |texts| scrub_reducers::Oracle::judge(&mut rung_oracle, texts).ok(),
         );
         looped.counts.add(&rung_oracle);
+        self.workers.stop_zygotes();
         for rung in &ladder {
             self.console.say(format!("ladder: {}", rung.meaning));
             ground.run_dir.log(format!(
