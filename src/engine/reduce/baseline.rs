@@ -235,30 +235,34 @@ impl Reduction<'_> {
     /// Switches the workers to warm mode when the original fails the same way in a warm
     /// worker as it did cold; otherwise says so and stays cold. Returns whether warm mode is
     /// on.
-    pub(super) fn warm_up(&mut self, sig: &Signature) -> Result<bool> {
+    pub(super) fn warm_up(&mut self, sig: &Signature) -> Result<Option<String>> {
         let original = self.original()?;
         let workers = &mut self.workers;
         workers.warm = Some(original);
-        let warm = match run_one(&self.start, workers) {
-            Ok(outcome) => sig.judge(&outcome) == Verdict::Same,
+        let cold_why = match run_one(&self.start, workers) {
+            Ok(outcome) if sig.judge(&outcome) == Verdict::Same => None,
+            Ok(outcome) => {
+                let why = format!(
+                    "the original does not fail the same way in a warm worker ({})",
+                    crate::engine::verdict::describe(&outcome)
+                );
+                self.console.say(format!("{why}; using cold workers"));
+                Some(why)
+            }
             Err(e) if e.is::<process::Interrupted>() || workers.remote => return Err(e),
             Err(e) => {
-                self.console.warn(format!(
-                    "cannot start a warm worker ({e:#}); using cold workers"
-                ));
-                false
+                let why = format!("cannot start a warm worker ({e:#})");
+                self.console.warn(format!("{why}; using cold workers"));
+                Some(why)
             }
         };
-        if !warm && workers.remote {
-            bail!("the original does not fail the same way on the Ray actors as it does here");
-        }
-        if !warm {
-            self.console.say(
-                "the original does not fail the same way in a warm worker; using cold workers",
-            );
+        if cold_why.is_some() {
+            if workers.remote {
+                bail!("the original does not fail the same way on the Ray actors as it does here");
+            }
             workers.warm = None;
             workers.stop_zygotes();
         }
-        Ok(warm)
+        Ok(cold_why)
     }
 }

@@ -144,6 +144,8 @@ struct Ground {
     guard: Guard,
     /// Whether candidates fork from warm workers.
     warm: bool,
+    /// Why they do not, when they do not.
+    cold_why: Option<String>,
     run_dir: RunDir,
     cache: cache::Cache,
 }
@@ -207,7 +209,10 @@ impl Reduction<'_> {
         if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
             bail!("the signature {sig} also matches an empty script; give a more specific --sig");
         }
-        let warm = !cold && self.warm_up(&sig)?;
+        let cold_why = match cold {
+            true => Some("--cold".to_string()),
+            false => self.warm_up(&sig)?,
+        };
         self.clock.lap("warm-up");
         let run_dir = RunDir::create(
             &self
@@ -235,7 +240,8 @@ impl Reduction<'_> {
             },
             base,
             guard,
-            warm,
+            warm: cold_why.is_none(),
+            cold_why,
             run_dir,
             cache,
         };

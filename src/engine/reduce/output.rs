@@ -182,10 +182,9 @@ impl Reduction<'_> {
         ));
         run_dir.log(format!(
             "workers: {}",
-            if warm {
-                workers.backend.describe()
-            } else {
-                "cold".to_string()
+            match &ground.cold_why {
+                None => workers.backend.describe(),
+                Some(why) => format!("cold: {why}"),
             }
         ));
     }
