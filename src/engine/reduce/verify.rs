@@ -133,11 +133,16 @@ fn verify_controlled(
         .run_all(&texts)
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
-    if outcomes
-        .get(1)
-        .is_some_and(|run| !crate::engine::oracle::passes(run))
-    {
-        return Ok(false);
+    if let Some(checked) = &checked {
+        // A control that draws without a seed passes twice (see `oracle::control_runs`).
+        if !crate::engine::oracle::passes(&outcomes[1]) {
+            return Ok(false);
+        }
+        for _ in 1..crate::engine::oracle::control_runs(checked) {
+            if !crate::engine::oracle::passes(&run_one(checked, workers)?) {
+                return Ok(false);
+            }
+        }
     }
     if criteria.judge(text, &outcomes[0]) == Verdict::Same {
         return Ok(true);
