@@ -226,7 +226,7 @@ impl<'a> OracleFile<'a> {
             exit: None,
             runs,
         };
-        match &judge.signature {
+        match judge.signature() {
             Signature::Exception {
                 class, substring, ..
             } => (file.class, file.substring) = (Some(class.as_str()), substring.as_deref()),

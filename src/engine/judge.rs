@@ -18,7 +18,6 @@ use crate::engine::workers::Workers;
 
 /// The original's failure, and what a result must keep of it.
 pub struct Judge {
-    pub signature: Signature,
     /// What runs every script.
     pub python: std::path::PathBuf,
     /// Runs a script gets before it counts as not failing (more than one for a flaky original).
@@ -50,13 +49,17 @@ impl Judge {
             return Ok(None);
         };
         Ok(Some(Judge {
-            signature: criteria.sig.clone(),
             python,
             attempts: criteria.attempts,
             criteria,
             control,
             workers,
         }))
+    }
+
+    /// The original's failure.
+    pub fn signature(&self) -> &Signature {
+        &self.criteria.sig
     }
 
     /// How long a candidate may run: what `reduce` gives each of its own.

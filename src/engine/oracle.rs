@@ -217,11 +217,34 @@ struct Judging {
 /// The passing runs a control needs: two when it draws random numbers without a seed, whose
 /// draw may pass a comparison by chance (a tolerance that only large values meet), else one.
 pub(crate) fn control_runs(control: &str) -> usize {
-    if control.contains("rand") && !control.contains("manual_seed") {
+    if draws_at_random(control) && !control.contains("manual_seed") {
         2
     } else {
         1
     }
+}
+
+/// Whether `text` may draw random numbers: a random tensor, distribution or dropout, Python's
+/// or numpy's generator, a module whose parameters are initialised at random (`nn.…`), or
+/// uninitialised memory. Meant to err towards yes: only a script that draws nothing loses the
+/// seed whatever it compares.
+pub(crate) fn draws_at_random(text: &str) -> bool {
+    [
+        "rand",
+        "normal",
+        "uniform",
+        "bernoulli",
+        "multinomial",
+        "poisson",
+        "dropout",
+        "Dropout",
+        "random",
+        "nn.",
+        "empty",
+        "init.",
+    ]
+    .iter()
+    .any(|word| text.contains(word))
 }
 
 impl<'a> ProcessOracle<'a> {
@@ -550,6 +573,20 @@ impl Oracle for ProcessOracle<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_script_of_constant_tensors_draws_nothing() {
+        let constant = "import torch\nx = torch.ones(2, 2)\ntorch.testing.assert_close(x, x + 1)\n";
+        assert!(!draws_at_random(constant));
+        for drawn in [
+            "x = torch.randn(2)",
+            "x = torch.nn.Linear(2, 2)(torch.ones(2))",
+            "x = torch.empty(2).normal_()",
+            "x = F.dropout(y)",
+        ] {
+            assert!(draws_at_random(drawn), "{drawn}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -142,9 +142,7 @@ struct Ground {
     /// What a candidate must keep to count.
     criteria: Criteria,
     guard: Guard,
-    /// Whether candidates fork from warm workers.
-    warm: bool,
-    /// Why they do not, when they do not.
+    /// Why candidates do not fork from warm workers; `None` when they do.
     cold_why: Option<String>,
     run_dir: RunDir,
     cache: cache::Cache,
@@ -178,6 +176,13 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
         python: reduction.interp.path,
         workers: reduction.workers,
     }))
+}
+
+impl Ground {
+    /// Whether candidates fork from warm workers.
+    fn warm(&self) -> bool {
+        self.cold_why.is_none()
+    }
 }
 
 impl Reduction<'_> {
@@ -240,7 +245,6 @@ impl Reduction<'_> {
             },
             base,
             guard,
-            warm: cold_why.is_none(),
             cold_why,
             run_dir,
             cache,

@@ -115,7 +115,7 @@ impl Reduction<'_> {
             &ground.criteria.sig,
             &ground.criteria.anchor,
         );
-        let (guard, workers, warm) = (&ground.guard, &self.workers, ground.warm);
+        let (guard, workers, warm) = (&ground.guard, &self.workers, ground.warm());
         run_dir.log(format!(
             "input: {}\nsignature: {sig}{}\ninterpreter: {}",
             self.options.file.display(),
@@ -280,7 +280,7 @@ impl Reduction<'_> {
             unguarded: guard.unguarded,
             control_note: guard.note.clone(),
             control_runs: counts.control_calls,
-            warm: ground.warm,
+            warm: ground.warm(),
             jobs: self.workers.jobs,
             gpus: self.workers.gpus.clone(),
             original_lines: count_lines(text),

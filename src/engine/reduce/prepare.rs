@@ -95,7 +95,7 @@ impl Loop<'_> {
     /// seed used (`import torch`, the blank lines around it). A result with a control keeps
     /// the seed unless its control, built from the script without the seed, passes in each of
     /// as many runs too: the control may depend on the draw as well. A result that compares
-    /// tensors and may draw them at random ([`draws_at_random`]) keeps it whatever those runs
+    /// tensors and may draw them at random ([`crate::engine::oracle::draws_at_random`]) keeps it whatever those runs
     /// show: whether numbers drawn at random are close is
     /// a matter of the draw (one element of `torch.randn(1)` near 0 makes a fixed
     /// normalization differ from the reference), and a draw that fails one run in fifty
@@ -137,7 +137,7 @@ impl Loop<'_> {
     /// compares tensors, does not fail the same way in every run, or its control does not
     /// pass in every run.
     fn seed_decides(&self, text: &str) -> Result<Option<String>> {
-        if draws_at_random(text)
+        if crate::engine::oracle::draws_at_random(text)
             && scrub_reducers::Script::parse(text, self.options.version)
                 .is_some_and(|s| scrub_reducers::control::compares_tensors(&s))
         {
@@ -166,48 +166,6 @@ impl Loop<'_> {
                 }))
             }
             Ok(None) => Ok(None),
-        }
-    }
-}
-
-/// Whether `text` may draw random numbers: a random tensor, distribution or dropout, Python's
-/// or numpy's generator, a module whose parameters are initialised at random (`nn.…`), or
-/// uninitialised memory. Meant to err towards yes: only a script that draws nothing loses the
-/// seed whatever it compares.
-fn draws_at_random(text: &str) -> bool {
-    [
-        "rand",
-        "normal",
-        "uniform",
-        "bernoulli",
-        "multinomial",
-        "poisson",
-        "dropout",
-        "Dropout",
-        "random",
-        "nn.",
-        "empty",
-        "init.",
-    ]
-    .iter()
-    .any(|word| text.contains(word))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::draws_at_random;
-
-    #[test]
-    fn a_script_of_constant_tensors_draws_nothing() {
-        let constant = "import torch\nx = torch.ones(2, 2)\ntorch.testing.assert_close(x, x + 1)\n";
-        assert!(!draws_at_random(constant));
-        for drawn in [
-            "x = torch.randn(2)",
-            "x = torch.nn.Linear(2, 2)(torch.ones(2))",
-            "x = torch.empty(2).normal_()",
-            "x = F.dropout(y)",
-        ] {
-            assert!(draws_at_random(drawn), "{drawn}");
         }
     }
 }
