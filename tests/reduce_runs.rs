@@ -286,3 +286,41 @@ fn a_failure_whose_message_carries_a_megabyte_of_text_is_judged_and_reduced() {
         assert!(report["final_lines"].as_u64().unwrap() < 6, "{min}");
     }
 }
+
+/// A script that names `torch.compile` and fails as inductor does, without torch: what the
+/// minifier stage decides is in the run log, whether or not it runs.
+fn compiled_failure(padding: usize) -> String {
+    let mut text = String::from(
+        "class InductorError(Exception):\n    pass\n\n\nBACKEND = \"torch.compile\"\n",
+    );
+    for i in 0..padding {
+        text.push_str(&format!("step_{i} = {i} * 2\n"));
+    }
+    text.push_str("raise InductorError(\"CppCompileError: C++ compile error\")\n");
+    text
+}
+
+#[test]
+fn the_minifier_stage_is_skipped_on_a_small_script_and_tried_on_a_large_one() {
+    let minifier_line = |padding: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repro.py");
+        std::fs::write(&path, compiled_failure(padding)).unwrap();
+        let sig = "InductorError: CppCompileError";
+        json(&reduce(&path, &["--sig", sig, "--jobs", "1"]));
+        let log = std::fs::read_to_string(dir.path().join("scrub.out/run.log")).unwrap();
+        log.lines()
+            .find(|l| l.starts_with("minifier:"))
+            .unwrap_or_else(|| panic!("no minifier line in the run log:\n{log}"))
+            .to_string()
+    };
+    let small = minifier_line(4);
+    assert!(
+        small.contains("not run: the original is 8 lines"),
+        "{small}"
+    );
+    // Past the size, the stage runs (here it finds no torch to dump a graph with).
+    let large = minifier_line(16);
+    assert!(!large.contains("lines: on a script this small"), "{large}");
+    assert!(large.contains("dumped nothing"), "{large}");
+}

@@ -9,7 +9,8 @@
 //! (`scrub_reducers::minified`). The caller keeps that script only if it fails the same way,
 //! and reduces it with scrub's passes. Everything the minifier writes stays in the run
 //! directory but its compiled kernels, which go to the inductor cache the candidates share.
-//! A crash's queries fork from a launcher that has imported torch (`forked_queries.py`).
+//! The queries fork, side by side, from a launcher that has imported torch and warmed its
+//! compiler (`forked_queries.py`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -56,26 +57,31 @@ pub struct Plan {
     pub level: u8,
     /// For an accuracy repro: how the plain script checks the compiled result.
     pub check: Option<Check>,
+    /// How many of the minifier's queries run side by side.
+    pub jobs: usize,
 }
 
 impl Plan {
-    /// How the launcher is run. The minifier runs each query in a process of its own unless
-    /// told otherwise, which costs a torch import and a cold compiler per query (about 8 s
-    /// of the 9 each takes on two cores). Only a crash needs that isolation, as it would take
-    /// the minifier down with the query: its launcher runs under `forked` (a copy of
-    /// [`FORKED_QUERIES`]), which forks each query from a process that has imported both.
+    /// How the launcher is run: under `forked` (a copy of [`FORKED_QUERIES`]), which forks
+    /// each query from a process that has imported torch and inductor, `jobs` side by side.
+    /// Left to itself the minifier runs each query one after the other, in a process of its
+    /// own for a crash (a torch import and a cold compiler per query: about 8 s of the 9
+    /// each takes on two cores), else in its own process, which a crash would take down.
+    /// A crash keeps the minifier's isolation for where a fork cannot run (CUDA).
     pub fn launcher_args(&self, forked: &Path) -> Vec<String> {
-        let mut args = vec!["minifier_launcher.py".to_string(), "minify".to_string()];
-        if self.level == CRASH {
-            args.insert(0, path_text(forked));
-        } else {
+        let mut args = vec![
+            path_text(forked),
+            "minifier_launcher.py".to_string(),
+            "minify".to_string(),
+        ];
+        if self.level != CRASH {
             args.push("--no-isolate".into());
         }
         args
     }
 }
 
-/// Runs the launcher named after it with each isolated query forked, not started afresh.
+/// Runs the launcher named after it with its queries forked side by side.
 pub const FORKED_QUERIES: &str = include_str!("minifier/forked_queries.py");
 
 /// What one stage of a reduction did, for `run.log`, `--json` and `scrub issue`'s report.
@@ -109,6 +115,7 @@ pub fn plan(mode: Mode, text: &str, sig: &Signature, stderr: &str) -> Result<Pla
             after,
             level: CRASH,
             check: None,
+            jobs: 1,
         }),
         Signature::Exception {
             class, substring, ..
@@ -119,6 +126,7 @@ pub fn plan(mode: Mode, text: &str, sig: &Signature, stderr: &str) -> Result<Pla
                 Some(s) if !text.contains("assert_close") => Check::AssertAllclose(s.clone()),
                 _ => Check::AssertClose,
             }),
+            jobs: 1,
         }),
         Signature::Exception { class, .. } => {
             let last = class.rsplit('.').next().unwrap_or(class);
@@ -130,6 +138,7 @@ pub fn plan(mode: Mode, text: &str, sig: &Signature, stderr: &str) -> Result<Pla
                     after,
                     level: 2,
                     check: None,
+                    jobs: 1,
                 })
             } else {
                 Err(format!(
@@ -272,10 +281,13 @@ fn search(
     let folder = launcher.parent().unwrap_or(dir).to_path_buf();
     let forked = dir.join("forked_queries.py");
     std::fs::write(&forked, FORKED_QUERIES).map_err(anyhow::Error::from)?;
+    std::fs::write(dir.join("zygote.py"), crate::engine::zygote::SOURCE)
+        .map_err(anyhow::Error::from)?;
     // A forked query gets as long as a candidate (see `forked_queries.py`).
     let env = [
         debug,
         var("SCRUB_QUERY_TIMEOUT", &spec.timeout.as_secs().to_string()),
+        var("SCRUB_QUERY_JOBS", &plan.jobs.to_string()),
     ];
     let spec = RunSpec {
         timeout: MINIFY_TIMEOUT,
@@ -374,7 +386,7 @@ mod tests {
     fn a_crash_and_a_mismatch_get_their_own_levels() {
         let crash = plan(Mode::Auto, COMPILED, &sig("signal:SIGABRT"), "").unwrap();
         assert_eq!(crash.level, 3);
-        // Only a crash's queries run in processes of their own, forked by the wrapper.
+        // Every query is forked by the wrapper; only a crash's keep the minifier's isolation.
         let forked = Path::new("/run/forked_queries.py");
         assert_eq!(
             crash.launcher_args(forked),
@@ -390,7 +402,12 @@ mod tests {
         assert_eq!(mismatch.level, 4);
         assert_eq!(
             mismatch.launcher_args(forked),
-            ["minifier_launcher.py", "minify", "--no-isolate"]
+            [
+                "/run/forked_queries.py",
+                "minifier_launcher.py",
+                "minify",
+                "--no-isolate"
+            ]
         );
         assert_eq!(
             mismatch.check,

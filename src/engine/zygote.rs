@@ -19,7 +19,8 @@ use crate::engine::memory::Watch;
 use crate::engine::output::keep_file;
 use crate::engine::process::{INTERRUPTED, Interrupted, Outcome, Status, prepare_dir};
 
-const SOURCE: &str = include_str!("zygote/zygote.py");
+/// The warm worker's source (the minifier's forked queries import its warm-up too).
+pub(crate) const SOURCE: &str = include_str!("zygote/zygote.py");
 /// Importing torch with a cold disk can take a minute.
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
 const POLL: Duration = Duration::from_millis(20);
