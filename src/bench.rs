@@ -519,6 +519,7 @@ mod tests {
             output_lines: Some(59),
             runs: 3,
             seconds: 178.4,
+            dump_seconds: 20.0,
             outcome: "used".into(),
         };
         let with = Report {

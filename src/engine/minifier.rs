@@ -21,8 +21,10 @@ use scrub_reducers::{PythonVersion, Script};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::exception::final_exception;
+use crate::engine::process::Outcome;
 use crate::engine::process::{RunSpec, run_in};
 use crate::engine::verdict::Signature;
+use crate::engine::workers::Workers;
 
 /// Whether to run PyTorch's minifier first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +97,9 @@ pub struct Stage {
     /// Processes run for the stage.
     pub runs: usize,
     pub seconds: f64,
+    /// Of which the original's run that dumps the graph (the rest is the minifier's search).
+    #[serde(default)]
+    pub dump_seconds: f64,
     /// What came of it: `used` or why its result was not used.
     pub outcome: String,
 }
@@ -180,17 +185,25 @@ fn is_mismatch(class: &str, substring: Option<&str>) -> bool {
 /// The longest the launcher may search.
 const MINIFY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
-/// Runs the minifier as `plan` says on `text` under `python`, in `dir` (created), and returns
-/// the plain scripts it leads to, the tightest first (none when it led nowhere), with what
-/// the stage did. `base` is how long the
-/// original takes.
+/// How the stage's processes run: as the candidates do.
+pub struct Runner<'a> {
+    pub python: &'a Path,
+    /// What the candidates add to their environment (their inductor cache, their GPU).
+    pub env: &'a [(String, String)],
+    /// The candidates' warm workers, when they fork from ones.
+    pub warm: Option<&'a Workers>,
+}
+
+/// Runs the minifier as `plan` says on `text` as `runner` says, in `dir` (created), and
+/// returns the plain scripts it leads to, the tightest first (none when it led nowhere), with
+/// what the stage did. `base` is how long the original takes.
 pub fn run(
     plan: &Plan,
     text: &str,
-    python: &Path,
     version: PythonVersion,
     dir: &Path,
     base: Duration,
+    runner: &Runner,
 ) -> Result<(Vec<String>, Stage)> {
     let start = Instant::now();
     let mut stage = Stage {
@@ -199,9 +212,10 @@ pub fn run(
         output_lines: None,
         runs: 0,
         seconds: 0.0,
+        dump_seconds: 0.0,
         outcome: String::new(),
     };
-    let plain_text = search(plan, text, python, version, dir, base, &mut stage);
+    let plain_text = search(plan, (text, version), dir, base, runner, &mut stage);
     stage.seconds = (start.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     match plain_text {
         Ok(forms) => {
@@ -233,13 +247,13 @@ impl From<anyhow::Error> for Why {
 
 fn search(
     plan: &Plan,
-    text: &str,
-    python: &Path,
-    version: PythonVersion,
+    (text, version): (&str, PythonVersion),
     dir: &Path,
     base: Duration,
+    runner: &Runner,
     stage: &mut Stage,
 ) -> Result<Vec<String>, Why> {
+    let (python, candidates_env) = (runner.python, runner.env);
     // The runs' working directories differ from ours: every path they are given is absolute.
     let dir = &std::path::absolute(dir).map_err(anyhow::Error::from)?;
     let work = dir.join("work");
@@ -251,13 +265,14 @@ fn search(
     );
     let var = |name: &str, value: &str| (name.to_string(), value.to_string());
     // The graph is dumped on its way into the compiler, which a cached compile skips.
-    let env = vec![
+    let mut env = candidates_env.to_vec();
+    env.extend([
         var("TORCHDYNAMO_REPRO_AFTER", plan.after),
         var("TORCHDYNAMO_REPRO_LEVEL", &plan.level.to_string()),
         var("TORCHINDUCTOR_FX_GRAPH_CACHE", "0"),
         var("TORCHINDUCTOR_AUTOGRAD_CACHE", "0"),
         debug.clone(),
-    ];
+    ]);
     let spec = RunSpec {
         python,
         timeout: (base * 10).max(Duration::from_secs(120)),
@@ -266,6 +281,7 @@ fn search(
     };
     stage.runs += 1;
     let dump = run_in(&work, &dir.join("dump"), &["repro.py"], &spec)?;
+    stage.dump_seconds = (dump.duration.as_secs_f64() * 10.0).round() / 10.0;
     let Some(launcher) = find(&dir.join("debug"), "minifier_launcher.py") else {
         return Err(Why::Not(format!(
             "the minifier dumped nothing ({})",
@@ -284,11 +300,12 @@ fn search(
     std::fs::write(dir.join("zygote.py"), crate::engine::zygote::SOURCE)
         .map_err(anyhow::Error::from)?;
     // A forked query gets as long as a candidate (see `forked_queries.py`).
-    let env = [
+    let mut env = candidates_env.to_vec();
+    env.extend([
         debug,
         var("SCRUB_QUERY_TIMEOUT", &spec.timeout.as_secs().to_string()),
         var("SCRUB_QUERY_JOBS", &plan.jobs.to_string()),
-    ];
+    ]);
     let spec = RunSpec {
         timeout: MINIFY_TIMEOUT,
         env: &env,
@@ -297,7 +314,7 @@ fn search(
     stage.runs += 1;
     let args = plan.launcher_args(&forked);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let minify = run_in(&folder, &dir.join("minify"), &args, &spec)?;
+    let minify = launch(&folder, &dir.join("minify"), &args, &spec, runner.warm)?;
     stage.queries = queries(&minify.stderr).or_else(|| queries(&minify.stdout));
     let repro = std::fs::read_to_string(folder.join("repro.py")).map_err(|_| {
         let how = match final_exception(&minify.stderr) {
@@ -316,6 +333,53 @@ fn search(
         ));
     }
     Ok(forms)
+}
+
+/// Runs the launcher in `folder` with `args`, as `spec` says: forked from a warm worker when
+/// there is one, where torch is imported and its compiler warmed (about 5 s less on two
+/// cores, of the import and the first compile), else as a fresh interpreter. Its output goes
+/// beside `log`.
+fn launch(
+    folder: &Path,
+    log: &Path,
+    args: &[&str],
+    spec: &RunSpec,
+    warm: Option<&Workers>,
+) -> Result<Outcome> {
+    let Some(workers) = warm else {
+        return run_in(folder, log, args, spec);
+    };
+    let mut workers = workers.clone();
+    workers.timeout = spec.timeout;
+    let text = launcher_in_worker(folder, args, spec.env);
+    let outcome = workers.run_all(&[text.as_str()]).remove(0)?;
+    std::fs::write(log.with_extension("stdout"), &outcome.stdout)?;
+    std::fs::write(log.with_extension("stderr"), &outcome.stderr)?;
+    Ok(outcome)
+}
+
+/// The script a warm worker runs for `python ARGS` in `folder` with `env` added. The
+/// worker imported torch before the environment was set: the one setting read at import
+/// (where the minifier writes its checkpoints) is set again.
+fn launcher_in_worker(folder: &Path, args: &[&str], env: &[(String, String)]) -> String {
+    // A JSON string is a Python string literal, a JSON object a dict, an array a list.
+    let env: std::collections::BTreeMap<&str, &str> =
+        env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let json = |v: serde_json::Result<String>| v.expect("strings serialise");
+    format!(
+        "import os, runpy, sys\n\
+         os.chdir({folder})\n\
+         os.environ.update({env})\n\
+         import torch._dynamo.config\n\
+         if 'TORCH_COMPILE_DEBUG_DIR' in os.environ:\n    \
+             torch._dynamo.config.debug_dir_root = os.path.join(os.environ['TORCH_COMPILE_DEBUG_DIR'], 'torch_compile_debug')\n\
+         sys.argv = {args}\n\
+         sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))\n\
+         runpy.run_path(sys.argv[0], run_name='__main__')\n",
+        folder = json(serde_json::to_string(&path_text(folder))),
+        env = json(serde_json::to_string(&env)),
+        args = json(serde_json::to_string(args)),
+    )
 }
 
 /// `source` without its `os.environ['TORCHINDUCTOR_CACHE_DIR'] = …`.

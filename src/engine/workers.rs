@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::engine::inductor_cache::InductorCache;
 use crate::engine::process::{Outcome, RunSpec, run_script, run_script_with};
 use crate::engine::zygote::Zygote;
 
@@ -136,6 +137,9 @@ pub struct Workers {
     pub remote: bool,
     /// The memory each run's process group may hold, in bytes (`None`: no limit).
     pub max_memory: Option<u64>,
+    /// The reduction's own inductor cache, which every local run uses; removed with the
+    /// last clone of these workers.
+    pub inductor: Option<Arc<InductorCache>>,
 }
 
 impl Workers {
@@ -149,6 +153,7 @@ impl Workers {
             backend: Arc::new(Zygotes::new(python.clone(), jobs)),
             remote: false,
             max_memory: None,
+            inductor: None,
         }
     }
 
@@ -225,14 +230,14 @@ impl Workers {
 
     /// The environment worker `i` adds to every run.
     pub fn env_of(&self, worker: usize) -> Vec<(String, String)> {
-        if self.gpus.is_empty() {
-            Vec::new()
-        } else {
-            vec![(
+        let mut env = self.inductor.as_ref().map(|c| c.env()).unwrap_or_default();
+        if !self.gpus.is_empty() {
+            env.push((
                 "CUDA_VISIBLE_DEVICES".to_string(),
                 self.gpus[worker % self.gpus.len()].clone(),
-            )]
+            ));
         }
+        env
     }
 
     /// Runs every text, at most `jobs` at a time; the results come back in the same order.

@@ -10,6 +10,7 @@ use scrub_reducers::python;
 
 use super::{Clock, Options, Reduction};
 use crate::engine::console::Console;
+use crate::engine::inductor_cache::InductorCache;
 use crate::engine::verdict::Signature;
 use crate::engine::workers::{Workers, detect_gpus};
 
@@ -62,6 +63,8 @@ impl<'o> Reduction<'o> {
             // The actors start while the original's baseline runs here.
             ray.start(&options.file)?;
             (workers.backend, workers.remote) = (ray, true);
+        } else {
+            workers.inductor = InductorCache::for_script(&text)?.map(std::sync::Arc::new);
         }
         Ok(Reduction {
             options,

@@ -37,13 +37,20 @@ impl Reduction<'_> {
             "running PyTorch's minifier first (TORCHDYNAMO_REPRO_AFTER={}, level {})",
             plan.after, plan.level
         ));
+        let env = self.workers.env_of(0);
+        let runner = minifier::Runner {
+            python: &self.interp.path,
+            env: &env,
+            // A Ray actor is on another machine, without the stage's files.
+            warm: (ground.warm() && !self.workers.remote).then_some(&self.workers),
+        };
         let (plain, mut stage) = minifier::run(
             &plan,
             &self.start,
-            &self.interp.path,
             self.interp.parser_version,
             &ground.run_dir.path().join("minifier"),
             ground.base.duration,
+            &runner,
         )?;
         // The tightest form that fails the same way.
         let sig = &ground.criteria.sig;
@@ -63,8 +70,8 @@ impl Reduction<'_> {
             .queries
             .map_or(String::new(), |q| format!("{q} queries, "));
         let said = format!(
-            "minifier: {queries}{} runs, {:.1} s: {}",
-            stage.runs, stage.seconds, stage.outcome
+            "minifier: {queries}{} runs, {:.1} s (the dump {:.1} s): {}",
+            stage.runs, stage.seconds, stage.dump_seconds, stage.outcome
         );
         ground.run_dir.log(&said);
         match kept {

@@ -84,6 +84,9 @@ pub struct Summary {
     /// The most memory the original's runs and the largest candidate run held, in bytes.
     pub peak_rss_original: u64,
     pub peak_rss_candidate: u64,
+    /// What the warm candidates' compiles found in the reduction's own inductor cache
+    /// (`None`: the script has no torch, the user named a cache, or the runs were remote).
+    pub inductor_cache: Option<crate::engine::inductor_cache::Counts>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -242,6 +245,15 @@ impl Reduction<'_> {
             "speculative runs made stale by a win: {}",
             looped.reduction.speculative_wasted
         ));
+        let inductor = self.workers.inductor.as_ref().map(|cache| {
+            let counts = cache.counts();
+            run_dir.log(format!(
+                "inductor cache: {} (this reduction's, removed at its end): {}",
+                cache.path().display(),
+                counts.describe()
+            ));
+            counts
+        });
         let laps = &self.clock.laps;
         run_dir.log(format!(
             "time: {}",
@@ -319,6 +331,7 @@ impl Reduction<'_> {
             max_memory: self.workers.max_memory,
             peak_rss_original: ground.base.peak_rss,
             peak_rss_candidate: looped.peak_rss,
+            inductor_cache: inductor,
         }
     }
 }

@@ -155,8 +155,30 @@ def run_child(request):
         sys.path[0] = os.getcwd()
         # `python repro.py` gives the script an absolute `__file__` (3.9+); so does this.
         code = execute(os.path.abspath(script), request.get("probe"))
+        record_compiles()
     finally:
         os._exit(code)
+
+
+def record_compiles():
+    """Add a line of inductor's FX graph cache counters to SCRUB_COMPILE_COUNTS when the
+    candidate compiled a graph (the zygote's own warm-up is cleared from them)."""
+    path = os.environ.get("SCRUB_COMPILE_COUNTS")
+    utils = sys.modules.get("torch._dynamo.utils")
+    if not path or utils is None:
+        return
+    try:
+        counters = utils.counters["inductor"]
+        hit, miss = counters["fxgraph_cache_hit"], counters["fxgraph_cache_miss"]
+        if hit or miss:
+            line = json.dumps({"hit": hit, "miss": miss}) + "\n"
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
+    except BaseException:
+        pass
 
 
 def fresh_random_state():
