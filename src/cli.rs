@@ -154,7 +154,8 @@ pub struct ReduceArgs {
     #[arg(long)]
     pub python: Option<PathBuf>,
 
-    /// Candidates run in parallel [default: the number of cores, or of GPUs when there are any].
+    /// Candidates run in parallel [default: the number of cores; with GPUs, as many on each
+    /// as its free memory holds copies of the original's, at most the number of cores].
     #[arg(short, long)]
     pub jobs: Option<usize>,
 

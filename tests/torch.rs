@@ -279,6 +279,23 @@ fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec
             wrong.push("the minifier's output is not in the run directory".to_string());
         }
     }
+    // A compiled script's candidates found what the others compiled in the reduction's own
+    // inductor cache, which is gone.
+    if case.spec.exercises.iter().any(|e| e == "inductor") {
+        let cache = &summary["inductor_cache"];
+        if cache["hits"].as_u64().unwrap_or(0) == 0 {
+            wrong.push(format!("inductor cache {cache}"));
+        }
+        let log = std::fs::read_to_string(reduced.dir.path().join("scrub.out/run.log"))
+            .unwrap_or_default();
+        let dir = log
+            .lines()
+            .find_map(|l| l.strip_prefix("inductor cache: "))
+            .and_then(|l| l.split(' ').next());
+        if dir.is_none_or(|d| std::path::Path::new(d).exists()) {
+            wrong.push(format!("the inductor cache {dir:?} is left"));
+        }
+    }
     wrong
 }
 

@@ -16,6 +16,7 @@
 pub mod cache;
 pub mod console;
 pub mod exception;
+pub mod gpu_memory;
 pub mod inductor_cache;
 pub mod interpreter;
 pub mod judge;

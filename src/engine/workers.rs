@@ -157,6 +157,12 @@ impl Workers {
         }
     }
 
+    /// Sets the number of workers, before any has started.
+    pub fn set_jobs(&mut self, jobs: usize) {
+        self.jobs = jobs;
+        self.backend = Arc::new(Zygotes::new(self.python.clone(), jobs));
+    }
+
     /// Runs `text` under the probe (see `probe.rs`) on the first worker, warm or cold as the
     /// candidates run. Only while no candidates are being run.
     pub fn probe(&self, text: &str, source: &str) -> Result<Outcome> {

@@ -8,6 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::{Reduction, run_many, run_one};
+use crate::engine::gpu_memory::{self, DeviceWatch};
+use crate::engine::memory;
 use crate::engine::process::{self, Outcome, Status};
 use crate::engine::verdict::{Signature, Verdict, describe};
 
@@ -224,6 +226,30 @@ impl Reduction<'_> {
             "the original is flaky: it failed the same way {total} of {runs_done} times; each candidate gets up to {attempts} runs"
         ));
         Ok(Some((attempts, format!("{total}/{runs_done}"))))
+    }
+
+    /// Samples the GPUs' memory while the original runs, when the jobs are to be chosen from
+    /// it: there are GPUs, `--jobs` is not given and the workers are local.
+    pub(super) fn device_watch(&self) -> Option<DeviceWatch> {
+        let workers = &self.workers;
+        let chosen = self.options.execution.jobs.is_none();
+        if chosen && !workers.gpus.is_empty() && !workers.remote {
+            DeviceWatch::start(&workers.gpus)
+        } else {
+            None
+        }
+    }
+
+    /// The jobs from what `watch` saw of the original (see `engine::gpu_memory`).
+    pub(super) fn jobs_from_devices(&mut self, watch: Option<DeviceWatch>) {
+        let Some(watch) = watch else {
+            return;
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (jobs, why) = gpu_memory::choose(&watch.stop(), cores);
+        self.workers.set_jobs(jobs);
+        self.workers.max_memory = memory::limit(self.options.execution.max_memory, jobs);
+        self.jobs_note = Some(why);
     }
 
     /// The input's absolute path, which warm workers preload.

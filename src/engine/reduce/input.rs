@@ -78,6 +78,7 @@ impl<'o> Reduction<'o> {
             console: Console::new(options.quiet),
             prepared: Vec::new(),
             clock,
+            jobs_note: None,
         })
     }
 }

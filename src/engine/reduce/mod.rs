@@ -51,9 +51,11 @@ pub enum Finish {
 pub fn reduce(options: &Options) -> Result<Finish> {
     let mut reduction = Reduction::new(options)?;
     reduction.clock.lap("input");
+    let devices = reduction.device_watch();
     let Some(base) = reduction.baseline()? else {
         return Ok(Finish::DoesNotFail);
     };
+    reduction.jobs_from_devices(devices);
     reduction.clock.lap("baseline");
     let ground = reduction.ground(base)?;
     let stages = reduction.minifier_stage(&ground)?;
@@ -101,6 +103,8 @@ struct Reduction<'o> {
     prepared: Vec<String>,
     /// Where the time went, stage by stage.
     clock: Clock,
+    /// How the jobs were chosen from the GPUs' memory, when they were.
+    jobs_note: Option<String>,
 }
 
 /// The seconds each stage of a reduction took, in order.

@@ -153,7 +153,8 @@ impl Execution {
         }
     }
 
-    /// The jobs this asks for: by default one per core, or one per GPU when there are any.
+    /// The jobs this asks for: by default one per core, or one per GPU when there are any
+    /// (until the original's GPU memory is known: see `engine::gpu_memory`).
     pub(super) fn jobs(&self, gpus: &[String]) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         self.jobs

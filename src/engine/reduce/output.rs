@@ -176,7 +176,9 @@ impl Reduction<'_> {
         run_dir.log(format!(
             "timeout per candidate: {:.1} s, jobs: {}",
             workers.timeout.as_secs_f64(),
-            workers.jobs
+            self.jobs_note
+                .clone()
+                .unwrap_or_else(|| workers.jobs.to_string())
         ));
         run_dir.log(format!(
             "memory per candidate: {}; the original held {}",
