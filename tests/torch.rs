@@ -280,10 +280,12 @@ fn lost(case: &Case, reduced: &common::Reduced, python: &std::path::Path) -> Vec
         }
     }
     // A compiled script's candidates found what the others compiled in the reduction's own
-    // inductor cache, which is gone.
+    // inductor cache (a compile that fails is not cached), which is gone.
     if case.spec.exercises.iter().any(|e| e == "inductor") {
         let cache = &summary["inductor_cache"];
-        if cache["hits"].as_u64().unwrap_or(0) == 0 {
+        let compiles = !case.spec.signature.contains("CppCompileError");
+        let hits = cache["hits"].as_u64().unwrap_or(0);
+        if cache["candidates"].as_u64().unwrap_or(0) == 0 || (compiles && hits == 0) {
             wrong.push(format!("inductor cache {cache}"));
         }
         let log = std::fs::read_to_string(reduced.dir.path().join("scrub.out/run.log"))
