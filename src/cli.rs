@@ -204,6 +204,11 @@ pub struct ReduceArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// Run each candidate in a warm worker's own process instead of a fork of it, putting
+    /// back what it changed after it: CUDA and dynamo stay warm between candidates.
+    #[arg(long, conflicts_with_all = ["cold", "ray"])]
+    pub in_process: bool,
+
     /// Run PyTorch's minifier first on a repro that fails inside torch.compile, and reduce
     /// its result as a plain script.
     #[arg(long, value_enum, default_value_t = Minifier::Auto)]
@@ -265,7 +270,10 @@ impl ReduceArgs {
                 jobs: self.jobs,
                 gpus: self.gpus.clone().map(|ids| ids.0),
                 max_memory: self.max_memory.unwrap_or_default(),
-                backend: backend(self.cold, self.ray.as_deref(), self.gpus_per_worker),
+                backend: match self.in_process {
+                    true => Backend::InProcess,
+                    false => backend(self.cold, self.ray.as_deref(), self.gpus_per_worker),
+                },
             },
             timeout: self.timeout,
             target_lines: self.target_lines,

@@ -454,6 +454,49 @@ fn warm_candidates_compile_as_a_new_process_does() {
 }
 
 #[test]
+fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them() {
+    // One candidate compiles with a config value set, changes torch's global settings and
+    // leaves them so; the next, in the same process, must see what a fresh process sees and
+    // compile from nothing.
+    let Some(python) = torch_python() else { return };
+    let leak = "import os\nimport torch\n\
+                torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'\n\
+                torch._dynamo.config.cache_size_limit = 1\n\
+                torch.set_default_dtype(torch.float64)\n\
+                torch.set_grad_enabled(False)\n\
+                torch.set_printoptions(precision=1)\n\
+                print(os.getpid(), torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n";
+    let look = "import os\nimport torch\n\
+                from torch._dynamo.utils import counters\n\
+                assert not counters, dict(counters)\n\
+                c = torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY\n\
+                print(os.getpid(), c, torch._dynamo.config.cache_size_limit > 1, torch.get_default_dtype(), torch.is_grad_enabled(), torch.tensor([0.123456]))\n\
+                print(torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n";
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("repro.py");
+    std::fs::write(&original, leak).unwrap();
+    let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
+    workers.set_jobs(1, true);
+    workers.warm = Some(original);
+    let outcomes: Vec<_> = [leak, look]
+        .iter()
+        .map(|text| workers.run_all(&[text]).remove(0).unwrap())
+        .collect();
+    // The injected bug adds 1 to what inductor's relu keeps.
+    let first: Vec<&str> = outcomes[0].stdout.split_whitespace().collect();
+    assert_eq!(first[1..], ["[2.0,", "2.0]"], "{}", outcomes[0].stderr);
+    let lines: Vec<&str> = outcomes[1].stdout.lines().collect();
+    assert_eq!(
+        lines.first().map(|l| l.split_once(' ').unwrap()),
+        Some((first[0], "None True torch.float32 True tensor([0.1235])")),
+        "{}",
+        outcomes[1].stderr
+    );
+    assert_eq!(lines[1], "[1.0, 1.0]");
+    assert!(workers.events().is_empty(), "{:?}", workers.events());
+}
+
+#[test]
 fn warm_candidates_draw_fresh_random_numbers_as_cold_ones_do() {
     // Forked from one zygote that imported torch and numpy, each child must not inherit its
     // generators' state: a draw that fails one time in two must not fail every time warm.

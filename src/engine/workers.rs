@@ -15,7 +15,7 @@ use anyhow::Result;
 
 use crate::engine::inductor_cache::InductorCache;
 use crate::engine::process::{Outcome, RunSpec, run_script, run_script_with};
-use crate::engine::zygote::Zygote;
+use crate::engine::zygote::{Spent, Zygote};
 
 /// One run of a script, whatever runs it.
 pub struct Job<'a> {
@@ -54,6 +54,10 @@ pub trait Backend: Send + Sync {
 pub struct Zygotes {
     python: PathBuf,
     slots: Vec<Mutex<Option<Zygote>>>,
+    /// Whether each candidate runs in its zygote's own process (`--in-process`), not a fork.
+    here: bool,
+    /// Zygotes replaced since last asked, and why.
+    replaced: Mutex<Vec<String>>,
 }
 
 impl Zygotes {
@@ -61,42 +65,85 @@ impl Zygotes {
         Zygotes {
             python,
             slots: (0..jobs).map(|_| Mutex::new(None)).collect(),
+            here: false,
+            replaced: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Workers that run each candidate in their own process (see `zygote.py`'s `run_here`).
+    pub fn in_process(python: PathBuf, jobs: usize) -> Zygotes {
+        Zygotes {
+            here: true,
+            ..Zygotes::new(python, jobs)
+        }
+    }
+
+    /// Runs `job` on the zygote in `slot`, started when there is none; a zygote that failed
+    /// or is spent is dropped, so that the next run starts a fresh one. Says why it was
+    /// spent.
+    fn run_in_slot(
+        &self,
+        slot: &mut Option<Zygote>,
+        worker: usize,
+        job: &Job,
+    ) -> (Result<Outcome>, Option<Spent>) {
+        if slot.is_none() {
+            match Zygote::start(&self.python, job.original, job.env, self.here) {
+                Ok(zygote) => *slot = Some(zygote),
+                Err(e) => return (Err(e), None),
+            }
+        }
+        let zygote = slot.as_mut().expect("started above");
+        let result = zygote.run(job.text, job.timeout, job.max_memory, job.probe);
+        let spent = zygote.spent.clone();
+        if result
+            .as_ref()
+            .is_err_and(|e| !e.is::<crate::engine::process::Interrupted>())
+            || spent.is_some()
+        {
+            *slot = None;
+        }
+        if let Some(Spent::Died(why) | Spent::Dirty(why)) = &spent {
+            let mut replaced = self.replaced.lock().unwrap_or_else(|e| e.into_inner());
+            replaced.push(format!("worker {worker} replaced: {why}"));
+        }
+        (result, spent)
     }
 }
 
 impl Backend for Zygotes {
     fn describe(&self) -> String {
-        "warm (forked from a zygote)".to_string()
+        match self.here {
+            true => "warm (in the zygote's own process, its state put back after each)".into(),
+            false => "warm (forked from a zygote)".into(),
+        }
+    }
+
+    fn events(&self) -> Vec<String> {
+        std::mem::take(&mut *self.replaced.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn ready(&self, worker: usize, job: &Job) -> Result<()> {
         let mut slot = self.slots[worker].lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
-            *slot = Some(Zygote::start(&self.python, job.original, job.env)?);
+            *slot = Some(Zygote::start(
+                &self.python,
+                job.original,
+                job.env,
+                self.here,
+            )?);
         }
         Ok(())
     }
 
     fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
         let mut slot = self.slots[worker].lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = Some(Zygote::start(&self.python, job.original, job.env)?);
+        match self.run_in_slot(&mut slot, worker, job) {
+            // A candidate that left state behind is run again in a fresh worker, in case the
+            // state was there before it too (a leak the check missed).
+            (_, Some(Spent::Dirty(_))) => self.run_in_slot(&mut slot, worker, job).0,
+            (result, _) => result,
         }
-        let result = slot.as_mut().expect("started above").run(
-            job.text,
-            job.timeout,
-            job.max_memory,
-            job.probe,
-        );
-        if result
-            .as_ref()
-            .is_err_and(|e| !e.is::<crate::engine::process::Interrupted>())
-        {
-            // A zygote that failed is replaced before the next candidate.
-            *slot = None;
-        }
-        result
     }
 
     fn stop(&self) {
@@ -158,9 +205,12 @@ impl Workers {
     }
 
     /// Sets the number of workers, before any has started.
-    pub fn set_jobs(&mut self, jobs: usize) {
+    pub fn set_jobs(&mut self, jobs: usize, in_process: bool) {
         self.jobs = jobs;
-        self.backend = Arc::new(Zygotes::new(self.python.clone(), jobs));
+        self.backend = Arc::new(match in_process {
+            true => Zygotes::in_process(self.python.clone(), jobs),
+            false => Zygotes::new(self.python.clone(), jobs),
+        });
     }
 
     /// Runs `text` under the probe (see `probe.rs`) on the first worker, warm or cold as the

@@ -5,6 +5,7 @@
 //! directory, output to files, the same timeout and group kill, the same `Outcome`.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::Ordering;
@@ -29,6 +30,20 @@ pub struct Zygote {
     child: Box<dyn StdChildWrapper>,
     requests: ChildStdin,
     answers: Receiver<String>,
+    /// Whether candidates run in the zygote's own process instead of a fork of it.
+    here: bool,
+    /// Why the zygote must not run another candidate, when it must not.
+    pub spent: Option<Spent>,
+}
+
+/// Why a zygote that runs candidates in its own process is not used again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spent {
+    /// The candidate ended the process (a signal, `os._exit`, a timeout): its outcome says so.
+    Died(String),
+    /// The candidate left state that could not be put back; its own outcome is sound, as it
+    /// started from a clean state.
+    Dirty(String),
 }
 
 #[derive(Deserialize)]
@@ -38,6 +53,9 @@ struct Answer {
     /// The child's peak resident memory in bytes, with its status.
     #[serde(default)]
     maxrss: u64,
+    /// In the zygote's own process: what the candidate changed that could not be put back.
+    #[serde(default)]
+    dirty: Vec<String>,
 }
 
 /// Why scrub killed a child before it ended.
@@ -48,8 +66,14 @@ enum Killed {
 }
 
 impl Zygote {
-    /// Starts a zygote for the script at `original` under `python`, with `env` added.
-    pub fn start(python: &Path, original: &Path, env: &[(String, String)]) -> Result<Zygote> {
+    /// Starts a zygote for the script at `original` under `python`, with `env` added; with
+    /// `here`, it runs each candidate in its own process (see `zygote.py`'s `run_here`).
+    pub fn start(
+        python: &Path,
+        original: &Path,
+        env: &[(String, String)],
+        here: bool,
+    ) -> Result<Zygote> {
         // The zygote's own source, as a file: in `ps`, its command line stays short.
         let mut program = tempfile::Builder::new()
             .prefix("scrub-zygote-")
@@ -57,8 +81,11 @@ impl Zygote {
             .tempfile()?;
         program.write_all(SOURCE.as_bytes())?;
         program.flush()?;
-        let (child, requests, stdout) =
-            spawn_helper(python, &[program.path(), original], env, "a warm worker")?;
+        let mut args = vec![program.path(), original];
+        if here {
+            args.push(Path::new("--here"));
+        }
+        let (child, requests, stdout) = spawn_helper(python, &args, env, "a warm worker")?;
         let (tx, answers) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -72,6 +99,8 @@ impl Zygote {
             child,
             requests,
             answers,
+            here,
+            spent: None,
         };
         let ready = zygote.answers.recv_timeout(READY_TIMEOUT);
         // Read and compiled by now: the file goes, so that even a scrub killed outright
@@ -137,16 +166,27 @@ impl Zygote {
                     let answer: Answer = serde_json::from_str(&line)
                         .context("unreadable answer from the warm worker")?;
                     if let (true, Some(status)) = (answer.pid == pid, answer.status) {
+                        if !answer.dirty.is_empty() {
+                            self.spent = Some(Spent::Dirty(answer.dirty.join("; ")));
+                        }
                         break (status, answer.maxrss);
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
+                // A candidate run here that crashed (or was killed) took the zygote with it:
+                // its status is the candidate's.
+                Err(RecvTimeoutError::Disconnected) if self.here => {
+                    break (self.death()?, watch.peak);
+                }
                 Err(RecvTimeoutError::Disconnected) => bail!("the warm worker died"),
             }
         };
         let duration = start.elapsed();
-        // Stragglers: anything the child left running in its group.
-        kill_group(pid);
+        // Stragglers: anything the child left running in its group (a candidate run here
+        // shares the zygote's group: the zygote says when it left a process behind).
+        if !self.here {
+            kill_group(pid);
+        }
         let status = match killed {
             Some(Killed::Interrupted) => return Err(Interrupted.into()),
             Some(Killed::TimedOut) => Status::TimedOut,
@@ -161,6 +201,16 @@ impl Zygote {
             duration,
             peak_rss: watch.peak.max(maxrss),
         })
+    }
+
+    /// The zygote's wait status once it has died with a candidate run in its process.
+    fn death(&mut self) -> Result<i32> {
+        let status = self.child.inner_mut().wait()?;
+        self.spent = Some(Spent::Died(match status.signal() {
+            Some(signal) => format!("its candidate ended it with signal {signal}"),
+            None => format!("its candidate ended it with status {:?}", status.code()),
+        }));
+        Ok(status.into_raw())
     }
 
     fn answer(&self, limit: Duration) -> Result<Answer> {

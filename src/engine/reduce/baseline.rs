@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use super::Backend;
 use super::{Reduction, run_many, run_one};
 use crate::engine::gpu_memory::{self, DeviceWatch};
 use crate::engine::memory;
@@ -247,7 +248,8 @@ impl Reduction<'_> {
         };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (jobs, why) = gpu_memory::choose(&watch.stop(), cores);
-        self.workers.set_jobs(jobs);
+        let in_process = matches!(self.options.execution.backend, Backend::InProcess);
+        self.workers.set_jobs(jobs, in_process);
         self.workers.max_memory = memory::limit(self.options.execution.max_memory, jobs);
         self.jobs_note = Some(why);
     }

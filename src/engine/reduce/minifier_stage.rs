@@ -41,8 +41,10 @@ impl Reduction<'_> {
         let runner = minifier::Runner {
             python: &self.interp.path,
             env: &env,
-            // A Ray actor is on another machine, without the stage's files.
-            warm: (ground.warm() && !self.workers.remote).then_some(&self.workers),
+            // A Ray actor is on another machine, without the stage's files; a worker that
+            // runs candidates in its own process does not fork the launcher's queries.
+            warm: (ground.warm() && matches!(self.options.execution.backend, super::Backend::Warm))
+                .then_some(&self.workers),
         };
         let (plain, mut stage) = minifier::run(
             &plan,

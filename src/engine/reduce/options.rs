@@ -60,6 +60,9 @@ pub enum Backend {
     /// original fails the same way there as in a fresh process; else a fresh process.
     #[default]
     Warm,
+    /// A warm worker that runs each candidate in its own process, not a fork of it, and
+    /// puts back what the candidate changed: imports, CUDA and dynamo stay warm.
+    InProcess,
     /// A fresh process, every candidate.
     Cold,
     /// A Ray actor, warm as a local worker is.
@@ -129,7 +132,7 @@ impl Execution {
     /// that `gpus` give by default; `None` without Ray.
     pub(super) fn ray(&self, interp: &Interpreter, gpus: &[String]) -> Result<Option<Arc<Ray>>> {
         match &self.backend {
-            Backend::Warm | Backend::Cold => Ok(None),
+            Backend::Warm | Backend::InProcess | Backend::Cold => Ok(None),
             Backend::Ray(Cluster::Shared(ray)) => Ok(Some(Arc::clone(ray))),
             Backend::Ray(Cluster::Address {
                 address,

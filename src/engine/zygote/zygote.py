@@ -21,6 +21,7 @@ import ast
 import importlib
 import json
 import os
+import resource
 import sys
 
 
@@ -213,8 +214,9 @@ def die_with_parent():
         pass
 
 
-def execute(script, probe=None):
-    """Run `script` (an absolute path) as `python script` runs its `__main__`."""
+def execute(script, probe=None, ending=None):
+    """Run `script` (an absolute path) as `python script` runs its `__main__`. `ending` runs
+    in place of the interpreter's end (joining non-daemon threads, the atexit handlers)."""
     import builtins
     import threading
     import traceback
@@ -266,13 +268,13 @@ def execute(script, probe=None):
                 pass
         code = 1
     try:
-        threading._shutdown()
-    except BaseException:
-        pass
-    try:
-        import atexit
+        if ending is not None:
+            ending()
+        else:
+            threading._shutdown()
+            import atexit
 
-        atexit._run_exitfuncs()
+            atexit._run_exitfuncs()
     except SystemExit as exc:
         code = exit_code(exc)
     except BaseException:
@@ -283,6 +285,215 @@ def execute(script, probe=None):
         except BaseException:
             code = code or 120
     return code
+
+
+def run_here(request, clean):
+    """Run the script in this process as a forked child would run it, then put back what it
+    changed (see `State`). Returns its wait status and what is still not as it was: the
+    worker is not used again then."""
+    import atexit
+    import threading
+
+    threads = set(threading.enumerate())
+    registered = []
+    register = atexit.register
+
+    def capture(func, *args, **kwargs):
+        registered.append((func, args, kwargs))
+        return func
+
+    def ending():
+        # The interpreter's end, for what the candidate started and registered.
+        for thread in threading.enumerate():
+            if thread not in threads and not thread.daemon:
+                thread.join()
+        for func, args, kwargs in reversed(registered):
+            func(*args, **kwargs)
+
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    code = 1
+    try:
+        redirect(request)
+        os.chdir(request["dir"])
+        fresh_random_state()
+        script = request["script"]
+        sys.argv = [script]
+        sys.path[0] = os.getcwd()
+        atexit.register = capture
+        code = execute(os.path.abspath(script), request.get("probe"), ending)
+        record_compiles()
+    finally:
+        atexit.register = register
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        for fd, copy in zip((0, 1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+    return (code & 0xFF) << 8, clean.restore(threads)
+
+
+def redirect(request):
+    """fd 0 from /dev/null, fds 1 and 2 to the request's files."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for fd, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+
+
+class State:
+    """What a script can change in its process that a fresh process would not have, taken
+    once the worker is ready: the modules, the environment, the working directory, argv and
+    path, the warning filters, the standard streams, and torch's global settings (default
+    dtype and device, grad and anomaly modes, deterministic flags, threads, print options,
+    dynamo's and inductor's configs). `restore` puts them back after a candidate, resets
+    dynamo and frees CUDA's cache, and says what still differs."""
+
+    def __init__(self):
+        import warnings
+
+        self.modules = set(sys.modules)
+        self.main = sys.modules.get("__main__")
+        self.environ = dict(os.environ)
+        self.cwd = os.getcwd()
+        self.argv, self.path = list(sys.argv), list(sys.path)
+        self.filters = list(warnings.filters)
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.torch = torch_state()
+
+    def restore(self, threads):
+        import gc
+        import threading
+        import warnings
+
+        sys.stdin, sys.stdout, sys.stderr = self.streams
+        sys.modules["__main__"] = self.main
+        for name in set(sys.modules) - self.modules:
+            if own_module(sys.modules.get(name)):
+                del sys.modules[name]
+        os.environ.clear()
+        os.environ.update(self.environ)
+        os.chdir(self.cwd)
+        sys.argv[:], sys.path[:] = self.argv, self.path
+        warnings.filters[:] = self.filters
+        warnings._filters_mutated()
+        dirty = restore_torch(self.torch)
+        gc.collect()
+        if any(t not in threads and t.is_alive() for t in threading.enumerate()):
+            dirty.append("a thread the candidate started is still running")
+        if children():
+            dirty.append("a process the candidate started is still running")
+        if torch_state() != self.torch:
+            dirty.append("torch's settings")
+        if dict(os.environ) != self.environ or os.getcwd() != self.cwd:
+            dirty.append("the environment")
+        return dirty
+
+
+def children():
+    """The pids of this process's children that are still there (zombies reaped)."""
+    found = []
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            if fields[0] == "Z":
+                try:
+                    os.waitpid(int(entry), os.WNOHANG)
+                except OSError:
+                    pass
+                continue
+            found.append(int(entry))
+    return found
+
+
+def own_module(module):
+    """Whether a module added by a candidate is the script's own (or made by it), not a
+    library's: a library module stays imported, as it would in the zygote's next fork, and
+    removing it would leave two copies of it."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return True
+    libraries = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    return not any(os.path.abspath(path).startswith(os.path.abspath(p)) for p in libraries)
+
+
+def torch_state():
+    """torch's global settings, when torch is imported."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        state = {
+            "dtype": torch.get_default_dtype(),
+            "grad": torch.is_grad_enabled(),
+            "anomaly": torch.is_anomaly_enabled(),
+            "deterministic": (torch.are_deterministic_algorithms_enabled(),
+                              torch.is_deterministic_algorithms_warn_only_enabled()),
+            "threads": torch.get_num_threads(),
+            "print": dict(vars(torch._tensor_str.PRINT_OPTS)),
+        }
+        if hasattr(torch, "get_default_device"):
+            state["device"] = str(torch.get_default_device())
+        for name in ("torch._dynamo.config", "torch._inductor.config"):
+            config = sys.modules.get(name)
+            if config is not None:
+                state[name] = config.save_config()
+        return state
+    except BaseException as exc:
+        return {"unreadable": repr(exc)}
+
+
+def restore_torch(state):
+    """Puts torch's settings back to `state`; what could not be, in words."""
+    torch = sys.modules.get("torch")
+    if torch is None or state is None:
+        return []
+    dirty = []
+    steps = [
+        lambda: torch.set_default_dtype(state["dtype"]),
+        lambda: torch.set_grad_enabled(state["grad"]),
+        lambda: torch.autograd.set_detect_anomaly(state["anomaly"]),
+        lambda: torch.use_deterministic_algorithms(state["deterministic"][0],
+                                                   warn_only=state["deterministic"][1]),
+        lambda: vars(torch._tensor_str.PRINT_OPTS).update(state["print"]),
+    ]
+    if "device" in state:
+        steps.append(lambda: torch.set_default_device(
+            None if state["device"] == "cpu" else state["device"]))
+    if torch.get_num_threads() != state["threads"]:
+        steps.append(lambda: torch.set_num_threads(state["threads"]))
+    for name in ("torch._dynamo.config", "torch._inductor.config"):
+        if name in state:
+            steps.append(lambda name=name: sys.modules[name].load_config(state[name]))
+    if "torch._dynamo" in sys.modules:
+        steps.append(reset_dynamo)
+    steps.append(stop_compile_pools)
+    if torch.cuda.is_initialized():
+        # A failed kernel leaves the context poisoned: this raises then.
+        steps.append(lambda: (torch.cuda.synchronize(), torch.cuda.empty_cache()))
+    for step in steps:
+        try:
+            step()
+        except BaseException as exc:
+            dirty.append(f"torch: {type(exc).__name__}: {exc}"[:200])
+    return dirty
+
+
+def reset_dynamo():
+    torch = sys.modules["torch"]
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
 
 
 def exit_code(exc):
@@ -299,13 +510,25 @@ def exit_code(exc):
 
 def serve():
     requests = sys.stdin
-    answers = sys.stdout
+    # The answers keep a descriptor of their own: a candidate run here has fd 1 for its output.
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    clean = State() if "--here" in sys.argv[2:] else None
     for line in requests:
         if not line.strip():
             continue
         request = json.loads(line)
         answers.flush()
         sys.stderr.flush()
+        if clean is not None:
+            answers.write(json.dumps({"pid": os.getpid()}) + "\n")
+            answers.flush()
+            status, dirty = run_here(request, clean)
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            answer = {"pid": os.getpid(), "status": status, "maxrss": usage.ru_maxrss * 1024,
+                      "dirty": dirty}
+            answers.write(json.dumps(answer) + "\n")
+            answers.flush()
+            continue
         pid = os.fork()
         if pid == 0:
             run_child(request)
