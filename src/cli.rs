@@ -100,6 +100,10 @@ pub struct BenchArgs {
     #[arg(long)]
     pub cold: bool,
 
+    /// Candidates in their warm worker's own process (see `scrub reduce --in-process`).
+    #[arg(long, conflicts_with_all = ["cold", "ray"])]
+    pub in_process: bool,
+
     /// Run every case's candidates on Ray actors (see `scrub reduce --ray`); each case starts
     /// its own.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "cold")]
@@ -298,7 +302,10 @@ impl BenchArgs {
         Execution {
             python: self.python.clone(),
             jobs: self.jobs,
-            backend: backend(self.cold, self.ray.as_deref(), None),
+            backend: match self.in_process {
+                true => Backend::InProcess,
+                false => backend(self.cold, self.ray.as_deref(), None),
+            },
             ..Execution::default()
         }
     }
