@@ -45,6 +45,9 @@ pub struct CaseRow {
     /// Runs a candidate got before it counted as not failing (more for a flaky original).
     #[serde(default)]
     pub attempts_per_candidate: usize,
+    /// Seconds in each stage of the reduction (baseline, control, passes, verify, …).
+    #[serde(default)]
+    pub stage_seconds: Vec<(String, f64)>,
 }
 
 /// One pass's figures summed over the corpus.
@@ -249,6 +252,11 @@ fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
         ladder: s.ladder.clone(),
         stages: s.stages.clone(),
         attempts_per_candidate: s.attempts_per_candidate,
+        stage_seconds: s
+            .stage_seconds
+            .iter()
+            .map(|lap| (lap.stage.to_string(), lap.seconds))
+            .collect(),
     }
 }
 
@@ -272,6 +280,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         ladder: Vec::new(),
         stages: Vec::new(),
         attempts_per_candidate: 0,
+        stage_seconds: Vec::new(),
     }
 }
 

@@ -6,10 +6,12 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
 use scrub::corpus::{self, Case};
+use scrub::engine::inductor_cache::InductorCache;
 use scrub::engine::process::{RunSpec, Status, run_script};
 use scrub::engine::verdict::{Signature, Verdict};
 use scrub::engine::workers::Workers;
@@ -479,6 +481,9 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
     let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
     workers.set_jobs(1, true);
     workers.warm = Some(original);
+    // A cache of its own: a compile that misses starts inductor's thread pool, which the
+    // candidate's end must stop.
+    workers.inductor = InductorCache::for_script(leak).unwrap().map(Arc::new);
     let outcomes: Vec<_> = [leak, look]
         .iter()
         .map(|text| workers.run_all(&[text]).remove(0).unwrap())
@@ -494,6 +499,27 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
         outcomes[1].stderr
     );
     assert_eq!(lines[1], "[1.0, 1.0]");
+    assert!(workers.events().is_empty(), "{:?}", workers.events());
+}
+
+#[test]
+fn a_candidate_that_first_imports_dynamo_leaves_its_worker_in_use() {
+    // `torch.testing` imports dynamo's config, which a worker of a script without
+    // `torch.compile` has not imported: an import is not a changed setting.
+    let Some(python) = torch_python() else { return };
+    let text = "import os\nimport torch\n\
+                torch.testing.assert_close(torch.ones(2), torch.ones(2))\n\
+                print(os.getpid())\n";
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("repro.py");
+    std::fs::write(&original, text).unwrap();
+    let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
+    workers.set_jobs(1, true);
+    workers.warm = Some(original);
+    let pids: Vec<String> = (0..2)
+        .map(|_| workers.run_all(&[text]).remove(0).unwrap().stdout)
+        .collect();
+    assert_eq!(pids[0], pids[1]);
     assert!(workers.events().is_empty(), "{:?}", workers.events());
 }
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 use scrub_reducers::control::Suspect;
 use scrub_reducers::fix::Fix;
 
-use super::{Reduction, run_one};
+use super::{Reduction, first_passing};
 use crate::engine::oracle::Control;
 use crate::engine::process::Outcome;
 use crate::engine::verdict::describe;
@@ -56,18 +56,15 @@ impl Reduction<'_> {
             ));
         }
         // The first suspect whose control passes is the one the failure needs.
-        let mut failed = Vec::new();
-        let mut found = None;
         let custom = suspects.iter().any(|(s, _)| *s == Suspect::Custom);
-        for (suspect, control) in suspects {
-            let run = run_one(&control, &self.workers)?;
-            if crate::engine::oracle::passes(&run) {
-                found = Some(suspect);
-                break;
-            }
-            failed.push(format!("{}: {}", suspect.as_str(), describe(&run)));
-        }
-        let Some(suspect) = found else {
+        let controls: Vec<String> = suspects.iter().map(|(_, c)| c.clone()).collect();
+        let (found, runs) = first_passing(&controls, &self.workers)?;
+        let failed: Vec<String> = suspects
+            .iter()
+            .zip(&runs)
+            .map(|((suspect, _), run)| format!("{}: {}", suspect.as_str(), describe(run)))
+            .collect();
+        let Some(suspect) = found.map(|i| suspects[i].0) else {
             let note = format!("no control of the original passes ({})", failed.join("; "));
             if !custom {
                 return Ok(unguarded(note));
@@ -143,14 +140,12 @@ impl Reduction<'_> {
         else {
             return Ok(None);
         };
-        for fix in Fix::candidates(&script).into_iter().take(MOST) {
-            let Some(text) = fix.apply(&script) else {
-                continue;
-            };
-            if crate::engine::oracle::passes(&run_one(&text, &self.workers)?) {
-                return Ok(Some(fix));
-            }
-        }
-        Ok(None)
+        let (fixes, texts): (Vec<Fix>, Vec<String>) = Fix::candidates(&script)
+            .into_iter()
+            .take(MOST)
+            .filter_map(|fix| fix.apply(&script).map(|text| (fix, text)))
+            .unzip();
+        let (found, _) = first_passing(&texts, &self.workers)?;
+        Ok(found.and_then(|i| fixes.into_iter().nth(i)))
     }
 }

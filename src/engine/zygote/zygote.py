@@ -18,6 +18,7 @@ is also reported as the probe reports it.
 """
 
 import ast
+import gc
 import importlib
 import json
 import os
@@ -303,7 +304,11 @@ def run_here(request, clean):
         return func
 
     def ending():
-        # The interpreter's end, for what the candidate started and registered.
+        # The interpreter's end, for what the candidate started and registered: thread pools
+        # stop (as `concurrent.futures` has them do at exit), other threads are waited for.
+        for thread in threading.enumerate():
+            if thread not in threads:
+                stop_pool_of(thread)
         for thread in threading.enumerate():
             if thread not in threads and not thread.daemon:
                 thread.join()
@@ -333,6 +338,17 @@ def run_here(request, clean):
             os.dup2(copy, fd)
             os.close(copy)
     return (code & 0xFF) << 8, clean.restore(threads)
+
+
+def stop_pool_of(thread):
+    """Shuts down the `ThreadPoolExecutor` that `thread` works for, if it does: its workers
+    would wait for work forever (inductor keeps its compile pool for the next compile)."""
+    from concurrent.futures import thread as pools
+
+    if getattr(thread, "_target", None) is pools._worker:
+        executor = thread._args[0]()
+        if executor is not None:
+            executor.shutdown(wait=True)
 
 
 def redirect(request):
@@ -445,10 +461,10 @@ def torch_state():
         }
         if hasattr(torch, "get_default_device"):
             state["device"] = str(torch.get_default_device())
+        # Imported here if not yet: a candidate that imports them (`torch.testing` does) would
+        # otherwise look as if it had changed them.
         for name in ("torch._dynamo.config", "torch._inductor.config"):
-            config = sys.modules.get(name)
-            if config is not None:
-                state[name] = config.save_config()
+            state[name] = importlib.import_module(name).save_config()
         return state
     except BaseException as exc:
         return {"unreadable": repr(exc)}
@@ -474,8 +490,9 @@ def restore_torch(state):
     if torch.get_num_threads() != state["threads"]:
         steps.append(lambda: torch.set_num_threads(state["threads"]))
     for name in ("torch._dynamo.config", "torch._inductor.config"):
-        if name in state:
-            steps.append(lambda name=name: sys.modules[name].load_config(state[name]))
+        config = sys.modules.get(name)
+        if name in state and config.save_config() != state[name]:
+            steps.append(lambda config=config, name=name: config.load_config(state[name]))
     if "torch._dynamo" in sys.modules:
         steps.append(reset_dynamo)
     steps.append(stop_compile_pools)
@@ -513,6 +530,10 @@ def serve():
     # The answers keep a descriptor of their own: a candidate run here has fd 1 for its output.
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     clean = State() if "--here" in sys.argv[2:] else None
+    # What is here now lives as long as the worker: a collection (a candidate's own, or the
+    # one after a candidate run here) skips it, and a fork's copy of it stays shared.
+    gc.collect()
+    gc.freeze()
     for line in requests:
         if not line.strip():
             continue
