@@ -104,6 +104,10 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with_all = ["cold", "ray"])]
     pub in_process: bool,
 
+    /// Every candidate a fork of its warm worker (see `scrub reduce --fork`).
+    #[arg(long, conflicts_with_all = ["cold", "ray", "in_process"])]
+    pub fork: bool,
+
     /// Run every case's candidates on Ray actors (see `scrub reduce --ray`); each case starts
     /// its own.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "cold")]
@@ -209,9 +213,15 @@ pub struct ReduceArgs {
     pub cold: bool,
 
     /// Run each candidate in a warm worker's own process instead of a fork of it, putting
-    /// back what it changed after it: CUDA and dynamo stay warm between candidates.
+    /// back what it changed after it: CUDA and dynamo stay warm between candidates. The
+    /// default for a torch script whose failure is an exception.
     #[arg(long, conflicts_with_all = ["cold", "ray"])]
     pub in_process: bool,
+
+    /// Fork every candidate from its warm worker, a torch script's too (the default for a
+    /// script without torch, or one that crashes).
+    #[arg(long, conflicts_with_all = ["cold", "ray", "in_process"])]
+    pub fork: bool,
 
     /// Run PyTorch's minifier first on a repro that fails inside torch.compile, and reduce
     /// its result as a plain script.
@@ -274,9 +284,10 @@ impl ReduceArgs {
                 jobs: self.jobs,
                 gpus: self.gpus.clone().map(|ids| ids.0),
                 max_memory: self.max_memory.unwrap_or_default(),
-                backend: match self.in_process {
-                    true => Backend::InProcess,
-                    false => backend(self.cold, self.ray.as_deref(), self.gpus_per_worker),
+                backend: match (self.in_process, self.fork) {
+                    (true, _) => Backend::InProcess,
+                    (_, true) => Backend::Fork,
+                    _ => backend(self.cold, self.ray.as_deref(), self.gpus_per_worker),
                 },
             },
             timeout: self.timeout,
@@ -302,9 +313,10 @@ impl BenchArgs {
         Execution {
             python: self.python.clone(),
             jobs: self.jobs,
-            backend: match self.in_process {
-                true => Backend::InProcess,
-                false => backend(self.cold, self.ray.as_deref(), None),
+            backend: match (self.in_process, self.fork) {
+                (true, _) => Backend::InProcess,
+                (_, true) => Backend::Fork,
+                _ => backend(self.cold, self.ray.as_deref(), None),
             },
             ..Execution::default()
         }

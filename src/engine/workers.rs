@@ -184,6 +184,8 @@ pub struct Workers {
     pub remote: bool,
     /// The memory each run's process group may hold, in bytes (`None`: no limit).
     pub max_memory: Option<u64>,
+    /// Whether warm candidates run in their worker's own process (else a fork of it).
+    pub in_process: bool,
     /// The reduction's own inductor cache, which every local run uses; removed with the
     /// last clone of these workers.
     pub inductor: Option<Arc<InductorCache>>,
@@ -200,6 +202,7 @@ impl Workers {
             backend: Arc::new(Zygotes::new(python.clone(), jobs)),
             remote: false,
             max_memory: None,
+            in_process: false,
             inductor: None,
         }
     }
@@ -207,6 +210,7 @@ impl Workers {
     /// Sets the number of workers, before any has started.
     pub fn set_jobs(&mut self, jobs: usize, in_process: bool) {
         self.jobs = jobs;
+        self.in_process = in_process;
         self.backend = Arc::new(match in_process {
             true => Zygotes::in_process(self.python.clone(), jobs),
             false => Zygotes::new(self.python.clone(), jobs),

@@ -283,7 +283,7 @@ fn connect(args: &IssueArgs, interp: &Interpreter) -> Result<Option<Cluster>> {
     })?;
     Ok(match execution.backend {
         Backend::Ray(cluster) => Some(cluster),
-        Backend::Warm | Backend::InProcess | Backend::Cold => None,
+        Backend::Warm | Backend::Fork | Backend::InProcess | Backend::Cold => None,
     })
 }
 

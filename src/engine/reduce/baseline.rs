@@ -248,10 +248,24 @@ impl Reduction<'_> {
         };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (jobs, why) = gpu_memory::choose(&watch.stop(), cores);
-        let in_process = matches!(self.options.execution.backend, Backend::InProcess);
-        self.workers.set_jobs(jobs, in_process);
+        self.workers.set_jobs(jobs, false);
         self.workers.max_memory = memory::limit(self.options.execution.max_memory, jobs);
         self.jobs_note = Some(why);
+    }
+
+    /// Whether warm candidates run in their worker's own process: when asked, or by default
+    /// for a torch script whose original raised an exception. A fork of a worker that has
+    /// imported torch costs a candidate 30–200 ms more on a CPU (a CUDA context on a GPU),
+    /// and a crash in the worker's own process costs a new worker: a script that crashes
+    /// forks.
+    pub(super) fn in_process(&self, base: &Baseline) -> bool {
+        match self.options.execution.backend {
+            Backend::InProcess => true,
+            Backend::Warm => {
+                imports_torch(&self.text) && !matches!(base.outcome.status, Status::Signaled(_))
+            }
+            Backend::Fork | Backend::Cold | Backend::Ray(_) => false,
+        }
     }
 
     /// The input's absolute path, which warm workers preload.
@@ -293,4 +307,10 @@ impl Reduction<'_> {
         }
         Ok(cold_why)
     }
+}
+
+/// Whether a top-level line of `text` imports torch or something of it.
+fn imports_torch(text: &str) -> bool {
+    text.lines()
+        .any(|line| line.starts_with("import torch") || line.starts_with("from torch"))
 }

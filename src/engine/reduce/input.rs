@@ -65,9 +65,6 @@ impl<'o> Reduction<'o> {
             (workers.backend, workers.remote) = (ray, true);
         } else {
             workers.inductor = InductorCache::for_script(&text)?.map(std::sync::Arc::new);
-            if matches!(execution.backend, super::Backend::InProcess) {
-                workers.set_jobs(jobs, true);
-            }
         }
         Ok(Reduction {
             options,

@@ -211,6 +211,8 @@ impl Reduction<'_> {
     fn ground(&mut self, base: Baseline) -> Result<Ground> {
         let cold = matches!(self.options.execution.backend, Backend::Cold);
         if !cold && !self.workers.remote {
+            let in_process = self.in_process(&base);
+            self.workers.set_jobs(self.workers.jobs, in_process);
             self.workers.start_warm(&self.original()?);
         }
         let (guard, anchor) = self.guard(&base)?;

@@ -56,10 +56,14 @@ pub struct Execution {
 /// What runs a candidate.
 #[derive(Clone, Default)]
 pub enum Backend {
-    /// A fork of a warm worker that has already imported the script's modules, when the
-    /// original fails the same way there as in a fresh process; else a fresh process.
+    /// A warm worker that has already imported the script's modules, when the original
+    /// fails the same way there as in a fresh process (else a fresh process): a candidate of
+    /// a torch script whose original raised runs in the worker's own process, any other is a
+    /// fork of it (see `Reduction::in_process`).
     #[default]
     Warm,
+    /// A fork of a warm worker, every candidate.
+    Fork,
     /// A warm worker that runs each candidate in its own process, not a fork of it, and
     /// puts back what the candidate changed: imports, CUDA and dynamo stay warm.
     InProcess,
@@ -132,7 +136,7 @@ impl Execution {
     /// that `gpus` give by default; `None` without Ray.
     pub(super) fn ray(&self, interp: &Interpreter, gpus: &[String]) -> Result<Option<Arc<Ray>>> {
         match &self.backend {
-            Backend::Warm | Backend::InProcess | Backend::Cold => Ok(None),
+            Backend::Warm | Backend::Fork | Backend::InProcess | Backend::Cold => Ok(None),
             Backend::Ray(Cluster::Shared(ray)) => Ok(Some(Arc::clone(ray))),
             Backend::Ray(Cluster::Address {
                 address,

@@ -47,6 +47,8 @@ pub struct Summary {
     /// Whether candidates were forked from warm workers: the original failed the same way
     /// there as in a fresh process (else, or with `--cold`, every run was a fresh process).
     pub warm: bool,
+    /// Whether warm candidates ran in their worker's own process rather than a fork of it.
+    pub in_process: bool,
     /// Candidates run at once, and the GPU ids the workers were pinned to (round robin).
     pub jobs: usize,
     pub gpus: Vec<String>,
@@ -140,7 +142,11 @@ impl Reduction<'_> {
         run_dir.log(format!(
             "workers: {} {}, {}",
             workers.jobs,
-            if warm { "warm" } else { "cold" },
+            match (warm, workers.in_process) {
+                (true, true) => "warm, each candidate in its worker's own process",
+                (true, false) => "warm, each candidate a fork of its worker",
+                (false, _) => "cold",
+            },
             if workers.gpus.is_empty() {
                 "no GPU pinning".to_string()
             } else {
@@ -295,6 +301,7 @@ impl Reduction<'_> {
             control_note: guard.note.clone(),
             control_runs: counts.control_calls,
             warm: ground.warm(),
+            in_process: ground.warm() && self.workers.in_process,
             jobs: self.workers.jobs,
             gpus: self.workers.gpus.clone(),
             original_lines: count_lines(text),
