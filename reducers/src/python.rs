@@ -337,3 +337,34 @@ mod tests {
         );
     }
 }
+
+/// The top-level modules `text` imports (absolute imports only, `__future__` left out), in
+/// order of first import.
+pub fn imported_modules(text: &str, version: PythonVersion) -> Vec<String> {
+    let Some(script) =
+        Script::parse(text, version).or_else(|| Script::parse(text, PythonVersion::latest()))
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |name: &str| {
+        let top = name.split('.').next().unwrap_or(name).to_string();
+        if !top.is_empty() && top != "__future__" && !out.contains(&top) {
+            out.push(top);
+        }
+    };
+    for body in all_bodies(script.body()) {
+        for stmt in body {
+            match stmt {
+                Stmt::Import(i) => i.names.iter().for_each(|a| add(a.name.as_str())),
+                Stmt::ImportFrom(i) if i.level == 0 => {
+                    if let Some(m) = &i.module {
+                        add(m.as_str());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}

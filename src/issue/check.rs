@@ -5,42 +5,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
-use scrub_reducers::python::{PythonVersion, Script, Stmt};
+pub use scrub_reducers::python::imported_modules;
 
 use super::extract::is_bot;
 use super::fetch::{self, Issue};
 use crate::engine::verdict::Signature;
-
-/// The top-level modules `text` imports (absolute imports only, `__future__` left out), in
-/// order of first import.
-pub fn imported_modules(text: &str, version: PythonVersion) -> Vec<String> {
-    let Some(script) =
-        Script::parse(text, version).or_else(|| Script::parse(text, PythonVersion::latest()))
-    else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = Vec::new();
-    let mut add = |name: &str| {
-        let top = name.split('.').next().unwrap_or(name).to_string();
-        if !top.is_empty() && top != "__future__" && !out.contains(&top) {
-            out.push(top);
-        }
-    };
-    for body in scrub_reducers::python::all_bodies(script.body()) {
-        for stmt in body {
-            match stmt {
-                Stmt::Import(i) => i.names.iter().for_each(|a| add(a.name.as_str())),
-                Stmt::ImportFrom(i) if i.level == 0 => {
-                    if let Some(m) = &i.module {
-                        add(m.as_str());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
 
 /// The modules of `modules` that `python` cannot find.
 pub fn missing_modules(python: &Path, modules: &[String]) -> Result<Vec<String>> {
@@ -130,6 +99,7 @@ pub fn recent_confirmation(
 mod tests {
     use super::*;
     use crate::issue::fetch::{Actor, Comment};
+    use scrub_reducers::python::PythonVersion;
 
     #[test]
     fn imports_are_listed_by_their_top_level_module() {

@@ -13,6 +13,7 @@ use crate::engine::gpu_memory::{self, DeviceWatch};
 use crate::engine::memory;
 use crate::engine::process::{self, Outcome, Status};
 use crate::engine::verdict::{Signature, Verdict, describe};
+use scrub_reducers::python::imported_modules;
 
 /// A true repro may be missed by a flaky run at most this often.
 const MISS_RATE: f64 = 0.05;
@@ -262,7 +263,10 @@ impl Reduction<'_> {
         match self.options.execution.backend {
             Backend::InProcess => true,
             Backend::Warm => {
-                imports_torch(&self.text) && !matches!(base.outcome.status, Status::Signaled(_))
+                imported_modules(&self.text, self.interp.parser_version)
+                    .iter()
+                    .any(|m| m == "torch")
+                    && !matches!(base.outcome.status, Status::Signaled(_))
             }
             Backend::Fork | Backend::Cold | Backend::Ray(_) => false,
         }
@@ -307,10 +311,4 @@ impl Reduction<'_> {
         }
         Ok(cold_why)
     }
-}
-
-/// Whether a top-level line of `text` imports torch or something of it.
-fn imports_torch(text: &str) -> bool {
-    text.lines()
-        .any(|line| line.starts_with("import torch") || line.starts_with("from torch"))
 }

@@ -57,7 +57,7 @@ impl Reduction<'_> {
         }
         // The first suspect whose control passes is the one the failure needs.
         let custom = suspects.iter().any(|(s, _)| *s == Suspect::Custom);
-        let controls: Vec<String> = suspects.iter().map(|(_, c)| c.clone()).collect();
+        let controls: Vec<&str> = suspects.iter().map(|(_, c)| c.as_str()).collect();
         let (found, runs) = first_passing(&controls, &self.workers)?;
         let failed: Vec<String> = suspects
             .iter()
@@ -145,6 +145,7 @@ impl Reduction<'_> {
             .take(MOST)
             .filter_map(|fix| fix.apply(&script).map(|text| (fix, text)))
             .unzip();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (found, _) = first_passing(&texts, &self.workers)?;
         Ok(found.and_then(|i| fixes.into_iter().nth(i)))
     }

@@ -288,11 +288,10 @@ pub(crate) fn run_one(text: &str, workers: &Workers) -> Result<Outcome> {
 
 /// Runs `texts` in order, `jobs` at a time, until one passes: its index (the first that
 /// passes, as one at a time would find), and the outcomes of every text before it.
-fn first_passing(texts: &[String], workers: &Workers) -> Result<(Option<usize>, Vec<Outcome>)> {
+fn first_passing(texts: &[&str], workers: &Workers) -> Result<(Option<usize>, Vec<Outcome>)> {
     let mut before = Vec::new();
     for chunk in texts.chunks(workers.jobs.max(1)) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        for outcome in workers.run_all(&refs) {
+        for outcome in workers.run_all(chunk) {
             let outcome = outcome?;
             if crate::engine::oracle::passes(&outcome) {
                 return Ok((Some(before.len()), before));
