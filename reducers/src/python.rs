@@ -323,21 +323,6 @@ pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {
     names
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_result_keeps_its_code_and_loses_the_directives() {
-        let text = "import torch\ntorch.manual_seed(0)  # scrub: keep\n# scrub: keep-begin\nx = 1  # why\n    # scrub: keep-end\ny = x # scrub:keep\n";
-        let script = Script::parse(text, PythonVersion::PY311).unwrap();
-        assert_eq!(
-            script.unmarked(),
-            "import torch\ntorch.manual_seed(0)\nx = 1  # why\ny = x\n"
-        );
-    }
-}
-
 /// The top-level modules `text` imports (absolute imports only, `__future__` left out), in
 /// order of first import.
 pub fn imported_modules(text: &str, version: PythonVersion) -> Vec<String> {
@@ -367,4 +352,19 @@ pub fn imported_modules(text: &str, version: PythonVersion) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_keeps_its_code_and_loses_the_directives() {
+        let text = "import torch\ntorch.manual_seed(0)  # scrub: keep\n# scrub: keep-begin\nx = 1  # why\n    # scrub: keep-end\ny = x # scrub:keep\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(
+            script.unmarked(),
+            "import torch\ntorch.manual_seed(0)\nx = 1  # why\ny = x\n"
+        );
+    }
 }
