@@ -145,3 +145,29 @@ fn state_that_cannot_be_put_back_replaces_the_worker_and_its_candidate_runs_agai
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(events.iter().all(|e| e.contains("thread")), "{events:?}");
 }
+
+#[test]
+fn a_worker_that_keeps_a_candidates_memory_is_replaced_and_each_candidate_has_its_own_peak() {
+    const MIB: u64 = 1 << 20;
+    let (_dir, original) = original();
+    let mut workers = in_process(&original);
+    // A candidate may hold 1 GiB: the worker may keep about half of what it leaves.
+    workers.max_memory = Some(1024 * MIB);
+    let passing = "x = b'1' * (300 << 20)\nimport os\nprint(os.getpid())\n";
+    let kept = "import json, os\njson.kept = b'1' * (600 << 20)\nprint(os.getpid())\n";
+    let outcomes = run(&workers, &[passing, PID, kept, PID]);
+    assert!(
+        outcomes[0].peak_rss >= 300 * MIB,
+        "{}",
+        outcomes[0].peak_rss
+    );
+    assert!(outcomes[1].peak_rss < 200 * MIB, "{}", outcomes[1].peak_rss);
+    assert_eq!(pid(&outcomes[0]), pid(&outcomes[1]), "replaced too soon");
+    assert_eq!(pid(&outcomes[1]), pid(&outcomes[2]));
+    // Its outcome stands (it is not run again), and the next runs in a new worker.
+    assert_eq!(outcomes[2].status, Status::Exited(0));
+    assert_ne!(pid(&outcomes[2]), pid(&outcomes[3]), "the worker was kept");
+    let events = workers.events();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(events[0].contains("MiB after its candidate"), "{events:?}");
+}

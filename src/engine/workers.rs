@@ -103,7 +103,7 @@ impl Zygotes {
         {
             *slot = None;
         }
-        if let Some(Spent::Died(why) | Spent::Dirty(why)) = &spent {
+        if let Some(Spent::Died(why) | Spent::Dirty(why) | Spent::Worn(why)) = &spent {
             let mut replaced = self.replaced.lock().unwrap_or_else(|e| e.into_inner());
             replaced.push(format!("worker {worker} replaced: {why}"));
         }
@@ -262,9 +262,9 @@ impl Workers {
         self.backend.ready(worker, &job)
     }
 
-    /// Starts the warm workers of `original` in the background, so that their imports overlap
-    /// with what runs before warm runs do (the original's control); a run that needs one
-    /// before it is ready waits for it.
+    /// Starts the warm workers of `original` in the background, side by side, so that a run
+    /// on the first waits only for its own import; a run that needs one before it is ready
+    /// waits for it.
     pub fn start_warm(&self, original: &Path) {
         let mut warm = self.clone();
         warm.warm = Some(original.to_path_buf());

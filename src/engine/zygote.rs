@@ -44,6 +44,9 @@ pub enum Spent {
     /// The candidate left state that could not be put back; its own outcome is sound, as it
     /// started from a clean state.
     Dirty(String),
+    /// The worker holds more memory than it may keep between candidates (see `zygote.py`'s
+    /// `worn`); the candidate's outcome is sound.
+    Worn(String),
 }
 
 #[derive(Deserialize)]
@@ -56,6 +59,9 @@ struct Answer {
     /// In the zygote's own process: what the candidate changed that could not be put back.
     #[serde(default)]
     dirty: Vec<String>,
+    /// In the zygote's own process: why it holds too much memory to run another candidate.
+    #[serde(default)]
+    worn: Option<String>,
 }
 
 /// Why scrub killed a child before it ended.
@@ -139,6 +145,7 @@ impl Zygote {
             "stdout": dir.path().join("stdout"),
             "stderr": dir.path().join("stderr"),
             "probe": probe_path,
+            "max_memory": max_memory,
         });
         writeln!(self.requests, "{request}").context("the warm worker is gone")?;
         self.requests.flush().context("the warm worker is gone")?;
@@ -168,6 +175,8 @@ impl Zygote {
                     if let (true, Some(status)) = (answer.pid == pid, answer.status) {
                         if !answer.dirty.is_empty() {
                             self.spent = Some(Spent::Dirty(answer.dirty.join("; ")));
+                        } else if let Some(why) = answer.worn {
+                            self.spent = Some(Spent::Worn(why));
                         }
                         break (status, answer.maxrss);
                     }

@@ -169,6 +169,7 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
     let BaselineEnd::Fails(base) = reduction.runs(&reduction.text, reduction.sig.clone())? else {
         return Ok(None);
     };
+    reduction.set_timeout(&base);
     let (guard, anchor) = reduction.guard(&base)?;
     Ok(Some(Settled {
         criteria: Criteria {
@@ -190,10 +191,13 @@ impl Ground {
 }
 
 impl Reduction<'_> {
-    /// The candidates' timeout, the control and the anchor, once the original fails as `base`
-    /// says.
-    fn guard(&mut self, base: &Baseline) -> Result<(Guard, Anchor)> {
+    /// The candidates' timeout, from the original's runs in `base` unless `--timeout` gives it.
+    fn set_timeout(&mut self, base: &Baseline) {
         self.workers.timeout = self.timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
+    }
+
+    /// The control and the anchor, once the original fails as `base` says.
+    fn guard(&mut self, base: &Baseline) -> Result<(Guard, Anchor)> {
         let guard = self.control(&base.outcome)?;
         self.clock.lap("control");
         // The values of an assertion are kept when nothing else tells its bug from another
@@ -215,16 +219,18 @@ impl Reduction<'_> {
             self.workers.set_jobs(self.workers.jobs, in_process);
             self.workers.start_warm(&self.original()?);
         }
-        let (guard, anchor) = self.guard(&base)?;
+        self.set_timeout(&base);
         let sig = base.signature.clone();
-        if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
-            bail!("the signature {sig} also matches an empty script; give a more specific --sig");
-        }
+        // Warm first: the control's runs then cost their own work, not an import each.
         let cold_why = match cold {
             true => Some("--cold".to_string()),
             false => self.warm_up(&sig)?,
         };
         self.clock.lap("warm-up");
+        let (guard, anchor) = self.guard(&base)?;
+        if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
+            bail!("the signature {sig} also matches an empty script; give a more specific --sig");
+        }
         let run_dir = RunDir::create(
             &self
                 .options

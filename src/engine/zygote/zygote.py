@@ -5,7 +5,7 @@ with `--die-with-parent` (a Ray actor's), it is killed when its parent dies.
 It imports the top-level modules that ORIGINAL imports and that import cleanly, runs nothing
 else, and serves requests on stdin, one JSON object per line:
 
-    {"dir": D, "script": S, "stdout": O, "stderr": E, "probe": P}
+    {"dir": D, "script": S, "stdout": O, "stderr": E, "probe": P, "max_memory": M}
 
 For each it forks a child that runs S as `__main__` in D with its output in O and E, in a
 process group of its own, and answers `{"pid": P}` at once and `{"pid": P, "status": W,
@@ -15,6 +15,10 @@ exceptions are printed by sys.excepthook and exit with status 1, SystemExit is h
 non-daemon threads are joined and atexit handlers run before it exits. With "probe" (the path
 of scrub's probe.py), the script runs as the probe instruments it, and an uncaught exception
 is also reported as the probe reports it.
+
+With `--here`, each candidate runs in the worker's own process instead (see `run_here`), and
+the answer adds what could not be put back ("dirty") and whether the worker now holds more
+memory than it may keep between candidates under M, the bytes a candidate may hold ("worn").
 """
 
 import ast
@@ -410,6 +414,43 @@ class State:
         return dirty
 
 
+def resident(field):
+    """This process's resident memory now (`VmRSS`) or at its peak (`VmHWM`), in bytes; 0
+    when /proc does not say."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def reset_peak():
+    """Starts this process's peak resident memory (`VmHWM`) again from what it holds now, so
+    that a candidate run here is measured alone."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def worn(ready, limit):
+    """Why a worker that held `ready` bytes when it got ready is not to run another candidate,
+    if it is not: after this one it holds more than its mark, which is what it held again (at
+    least 1 GiB more), and at most half of what a candidate has left under `limit` (the bytes a
+    candidate's group may hold). Memory a candidate left behind would count against the next."""
+    mark = ready + max(ready, 1 << 30)
+    if limit:
+        mark = min(mark, ready + max(limit - ready, 0) // 2)
+    held = resident("VmRSS")
+    if held <= mark:
+        return None
+    return f"it held {held >> 20} MiB after its candidate, more than its mark of {mark >> 20} MiB"
+
+
 def children():
     """The pids of this process's children that are still there (zombies reaped)."""
     found = []
@@ -534,6 +575,7 @@ def serve():
     # one after a candidate run here) skips it, and a fork's copy of it stays shared.
     gc.collect()
     gc.freeze()
+    ready = resident("VmRSS")
     for line in requests:
         if not line.strip():
             continue
@@ -543,10 +585,12 @@ def serve():
         if clean is not None:
             answers.write(json.dumps({"pid": os.getpid()}) + "\n")
             answers.flush()
+            reset_peak()
             status, dirty = run_here(request, clean)
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            answer = {"pid": os.getpid(), "status": status, "maxrss": usage.ru_maxrss * 1024,
-                      "dirty": dirty}
+            answer = {"pid": os.getpid(), "status": status,
+                      "maxrss": resident("VmHWM") or usage.ru_maxrss * 1024, "dirty": dirty,
+                      "worn": worn(ready, request.get("max_memory"))}
             answers.write(json.dumps(answer) + "\n")
             answers.flush()
             continue
