@@ -9,13 +9,21 @@
 //! a cache keeps it. Each warm candidate that compiled adds a line of inductor's counters
 //! to `compiles.jsonl` in the cache (see `zygote.py`), which gives the hit rate.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 /// The file the warm candidates' counters go to, one JSON object a line.
 const COUNTS: &str = "compiles.jsonl";
+
+/// Where a warm worker's own first compile (`zygote.py`'s `warm_compiler`) is cached from one
+/// reduction to the next, beside scrub's cache of outcomes. It compiles the same small function
+/// each time: the first kernel a process compiles into an empty cache costs about 10 s, one
+/// found there under a second, and the script's own compiles still go to the reduction's cache.
+fn warm_dir() -> Option<PathBuf> {
+    crate::engine::cache::default_dir().map(|dir| dir.join("inductor-warm"))
+}
 
 pub struct InductorCache {
     dir: tempfile::TempDir,
@@ -59,13 +67,17 @@ impl InductorCache {
     /// What every run of the reduction adds to its environment.
     pub fn env(&self) -> Vec<(String, String)> {
         let path = |p: &Path| p.to_string_lossy().into_owned();
-        vec![
+        let mut env = vec![
             ("TORCHINDUCTOR_CACHE_DIR".into(), path(self.path())),
             (
                 "SCRUB_COMPILE_COUNTS".into(),
                 path(&self.path().join(COUNTS)),
             ),
-        ]
+        ];
+        if let Some(warm) = warm_dir() {
+            env.push(("SCRUB_WARM_INDUCTOR_CACHE".into(), path(&warm)));
+        }
+        env
     }
 
     /// The counts so far.
