@@ -22,6 +22,7 @@ memory than it may keep between candidates under M, the bytes a candidate may ho
 """
 
 import ast
+import contextlib
 import gc
 import importlib
 import json
@@ -70,33 +71,49 @@ def warm_compiler():
     (a fork of a process whose threads have started waits for them forever), and the thread
     count is left alone (setting it starts a thread pool that a fork cannot use); it runs on
     the CPU (CUDA stays uninitialised), draws no random numbers and leaves no warning
-    registered. Under `SCRUB_WARM_INDUCTOR_CACHE` it compiles into that cache, which outlives
-    the reduction (the first kernel a process compiles into an empty cache costs about 10 s);
-    the script's own compiles stay in the reduction's cache."""
-    run_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    registered.
+
+    The first kernel a process compiles into an empty cache costs about 10 s: under
+    `SCRUB_WARM_INDUCTOR_CACHE`, a cache that outlives the reduction, it is compiled there
+    first (found there, under a second), then once more into the reduction's own cache, which
+    a process sets up on its first compile into it (0.3 s here; each fork would pay it)."""
     own_cache = os.environ.get("SCRUB_WARM_INDUCTOR_CACHE")
     try:
-        import warnings
-
         import torch
 
         if own_cache:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = own_cache
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
-        finally:
-            torch._dynamo.reset()
-            torch._dynamo.utils.counters.clear()
-            stop_compile_pools()
+            with inductor_cache(own_cache):
+                compile_once(torch)
+        compile_once(torch)
     except BaseException:
         pass
+
+
+def compile_once(torch):
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.compile(lambda x: x * 2 + 1)(torch.ones(4))
     finally:
-        if run_cache is None:
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+        stop_compile_pools()
+
+
+@contextlib.contextmanager
+def inductor_cache(path):
+    """`TORCHINDUCTOR_CACHE_DIR` set to `path` for the block."""
+    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
+    try:
+        yield
+    finally:
+        if before is None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
         else:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = run_cache
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
 
 
 def stop_compile_pools():
