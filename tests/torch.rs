@@ -474,7 +474,8 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
                 assert not counters, dict(counters)\n\
                 c = torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY\n\
                 print(os.getpid(), c, torch._dynamo.config.cache_size_limit > 1, torch.get_default_dtype(), torch.is_grad_enabled(), torch.tensor([0.123456]))\n\
-                print(torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n";
+                print(torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n\
+                print(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n";
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("repro.py");
     std::fs::write(&original, leak).unwrap();
@@ -499,6 +500,9 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
         outcomes[1].stderr
     );
     assert_eq!(lines[1], "[1.0, 1.0]");
+    // The worker's own first compile went to the kept cache; the script's go to the run's.
+    let cache = workers.inductor.as_ref().unwrap().path();
+    assert_eq!(lines[2], cache.to_str().unwrap());
     assert!(workers.events().is_empty(), "{:?}", workers.events());
 }
 
