@@ -221,6 +221,9 @@ impl Reduction<'_> {
         }
         self.set_timeout(&base);
         let sig = base.signature.clone();
+        if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
+            bail!("the signature {sig} also matches an empty script; give a more specific --sig");
+        }
         // Warm first: the control's runs then cost their own work, not an import each.
         let cold_why = match cold {
             true => Some("--cold".to_string()),
@@ -228,9 +231,6 @@ impl Reduction<'_> {
         };
         self.clock.lap("warm-up");
         let (guard, anchor) = self.guard(&base)?;
-        if sig.judge(&run_one("", &self.workers)?) == Verdict::Same {
-            bail!("the signature {sig} also matches an empty script; give a more specific --sig");
-        }
         let run_dir = RunDir::create(
             &self
                 .options
