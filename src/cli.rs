@@ -284,11 +284,13 @@ impl ReduceArgs {
                 jobs: self.jobs,
                 gpus: self.gpus.clone().map(|ids| ids.0),
                 max_memory: self.max_memory.unwrap_or_default(),
-                backend: match (self.in_process, self.fork) {
-                    (true, _) => Backend::InProcess,
-                    (_, true) => Backend::Fork,
-                    _ => backend(self.cold, self.ray.as_deref(), self.gpus_per_worker),
-                },
+                backend: Place {
+                    cold: self.cold,
+                    in_process: self.in_process,
+                    fork: self.fork,
+                    ray: self.ray.as_deref(),
+                }
+                .backend(self.gpus_per_worker),
             },
             timeout: self.timeout,
             target_lines: self.target_lines,
@@ -313,25 +315,40 @@ impl BenchArgs {
         Execution {
             python: self.python.clone(),
             jobs: self.jobs,
-            backend: match (self.in_process, self.fork) {
-                (true, _) => Backend::InProcess,
-                (_, true) => Backend::Fork,
-                _ => backend(self.cold, self.ray.as_deref(), None),
-            },
+            backend: Place {
+                cold: self.cold,
+                in_process: self.in_process,
+                fork: self.fork,
+                ray: self.ray.as_deref(),
+            }
+            .backend(None),
             ..Execution::default()
         }
     }
 }
 
-/// The back end that `--cold` and `--ray` name (clap keeps them apart).
-fn backend(cold: bool, ray: Option<&str>, gpus_per_worker: Option<f64>) -> Backend {
-    match ray {
-        Some(address) => Backend::Ray(Cluster::Address {
-            address: address.to_string(),
-            gpus_per_worker,
-        }),
-        None if cold => Backend::Cold,
-        None => Backend::Warm,
+/// The flags that say where candidates run: `--cold`, `--in-process`, `--fork` and `--ray`
+/// (clap lets at most one of them through).
+struct Place<'a> {
+    cold: bool,
+    in_process: bool,
+    fork: bool,
+    ray: Option<&'a str>,
+}
+
+impl Place<'_> {
+    /// The back end these flags name; without any, warm workers that choose.
+    fn backend(&self, gpus_per_worker: Option<f64>) -> Backend {
+        match self.ray {
+            Some(address) => Backend::Ray(Cluster::Address {
+                address: address.to_string(),
+                gpus_per_worker,
+            }),
+            None if self.cold => Backend::Cold,
+            None if self.in_process => Backend::InProcess,
+            None if self.fork => Backend::Fork,
+            None => Backend::Warm,
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -456,6 +457,16 @@ fn warm_candidates_compile_as_a_new_process_does() {
     }
 }
 
+/// One warm worker that runs candidates in its own process, for the script `original` (in a
+/// temporary directory that lives as long as the first value).
+fn in_process_worker(python: PathBuf, original: &str) -> (tempfile::TempDir, Workers) {
+    let (dir, original) = temp_script(original);
+    let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
+    workers.set_jobs(1, true);
+    workers.warm = Some(original);
+    (dir, workers)
+}
+
 #[test]
 fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them() {
     // One candidate compiles with a config value set, changes torch's global settings and
@@ -476,12 +487,7 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
                 print(os.getpid(), c, torch._dynamo.config.cache_size_limit > 1, torch.get_default_dtype(), torch.is_grad_enabled(), torch.tensor([0.123456]))\n\
                 print(torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n\
                 print(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n";
-    let dir = tempfile::tempdir().unwrap();
-    let original = dir.path().join("repro.py");
-    std::fs::write(&original, leak).unwrap();
-    let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
-    workers.set_jobs(1, true);
-    workers.warm = Some(original);
+    let (_dir, mut workers) = in_process_worker(python, leak);
     // A cache of its own: a compile that misses starts inductor's thread pool, which the
     // candidate's end must stop.
     workers.inductor = InductorCache::for_script(leak).unwrap().map(Arc::new);
@@ -514,12 +520,7 @@ fn a_candidate_that_first_imports_dynamo_leaves_its_worker_in_use() {
     let text = "import os\nimport torch\n\
                 torch.testing.assert_close(torch.ones(2), torch.ones(2))\n\
                 print(os.getpid())\n";
-    let dir = tempfile::tempdir().unwrap();
-    let original = dir.path().join("repro.py");
-    std::fs::write(&original, text).unwrap();
-    let mut workers = Workers::new(python, Duration::from_secs(120), 1, vec![]);
-    workers.set_jobs(1, true);
-    workers.warm = Some(original);
+    let (_dir, workers) = in_process_worker(python, text);
     let pids: Vec<String> = (0..2)
         .map(|_| workers.run_all(&[text]).remove(0).unwrap().stdout)
         .collect();

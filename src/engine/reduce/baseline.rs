@@ -249,7 +249,8 @@ impl Reduction<'_> {
         };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (jobs, why) = gpu_memory::choose(&watch.stop(), cores);
-        self.workers.set_jobs(jobs, false);
+        // The warm workers are made for them in `ground`, once their mode is known.
+        self.workers.jobs = jobs;
         self.workers.max_memory = memory::limit(self.options.execution.max_memory, jobs);
         self.jobs_note = Some(why);
     }
