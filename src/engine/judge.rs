@@ -74,6 +74,9 @@ impl Judge {
             let outcome = run_one(text, &self.workers)?;
             match self.criteria.judge(text, &outcome) {
                 Verdict::Same => {
+                    if let Some(why) = self.kinds_changed(text)? {
+                        return Ok(Judged::Lost(format!("near miss: kinds: {why}")));
+                    }
                     if let Some(why) = self.control_fails(text)? {
                         return Ok(Judged::Lost(why));
                     }
@@ -84,6 +87,16 @@ impl Judge {
             }
         }
         Ok(Judged::Lost(last.unwrap_or_default()))
+    }
+
+    /// Why a run of `text` under the kinds runner shows a user's mistake (see
+    /// [`crate::engine::kinds`]); `None` when its calls into libraries keep their kinds.
+    fn kinds_changed(&self, text: &str) -> Result<Option<String>> {
+        if self.criteria.kinds.is_empty() {
+            return Ok(None);
+        }
+        let run = self.workers.probe(text, crate::engine::kinds::SOURCE)?;
+        Ok(self.criteria.kinds_changed(&run))
     }
 
     /// Why the control of `text` says it is another bug: the code the control checks is gone,

@@ -10,6 +10,8 @@
 //! - [`workers`], [`zygote`], [`ray`], [`process`], [`memory`], [`output`]: where and how a
 //!   candidate runs, and what is kept of its output;
 //! - [`cache`], [`rundir`], [`console`]: what a run leaves on disk and on the terminal;
+//! - [`kinds`]: the kinds of the values a failing script hands to libraries, which a candidate
+//!   must keep;
 //! - [`probe`], [`exception`], [`naming`], [`interpreter`], [`ladder`], [`minifier`]: what the engine learns
 //!   about a script, its failure and its interpreter.
 
@@ -20,6 +22,7 @@ pub mod gpu_memory;
 pub mod inductor_cache;
 pub mod interpreter;
 pub mod judge;
+pub mod kinds;
 pub mod ladder;
 pub mod memory;
 pub mod minifier;

@@ -10,6 +10,7 @@ use scrub_reducers::{Oracle, Progress, PythonVersion, Script};
 
 use crate::engine::cache::{Cache, Key};
 use crate::engine::console::Console;
+use crate::engine::kinds;
 use crate::engine::process::{self, Outcome};
 use crate::engine::rundir::RunDir;
 use crate::engine::verdict::{Anchor, Signature, Verdict, describe};
@@ -146,6 +147,10 @@ pub(crate) struct Criteria {
     pub(crate) anchor: Anchor,
     /// Runs a candidate gets before it counts as not failing.
     pub(crate) attempts: usize,
+    /// The calls the original makes into libraries on its failing path, with the kinds of
+    /// the values it hands them (see [`crate::engine::kinds`]): a candidate's calls must keep
+    /// them. Empty when nothing is checked.
+    pub(crate) kinds: Vec<kinds::Call>,
 }
 
 impl Criteria {
@@ -159,6 +164,14 @@ impl Criteria {
             },
             other => other,
         }
+    }
+
+    /// Why a run of a candidate under the kinds runner (see [`crate::engine::kinds`]) shows a
+    /// user's mistake: a call on its failing path received a value of another kind than the
+    /// original's, or the failing call lost a positional argument.
+    pub(crate) fn kinds_changed(&self, outcome: &Outcome) -> Option<String> {
+        let calls = kinds::calls(outcome)?;
+        kinds::changed(&self.kinds, &calls)
     }
 }
 
@@ -182,6 +195,14 @@ pub(crate) struct ProcessOracle<'a> {
     /// Candidate runs that failed with the signature's class but not its message, inner error,
     /// cause or path (see [`Verdict::NearMiss`]).
     pub(crate) near_misses: usize,
+    /// Of those, the candidates whose calls into libraries received values of another kind
+    /// (see [`crate::engine::kinds`]).
+    pub(crate) kind_misses: usize,
+    /// Candidates that failed the same way and whose control failed too: the same failure
+    /// without the suspect, a user's mistake.
+    pub(crate) control_misses: usize,
+    /// Runs under the kinds runner (counted in `calls` too).
+    pub(crate) kinds_calls: usize,
     /// Every script the loop accepted, the original first.
     pub(crate) history: Vec<String>,
     pub(crate) pass: String,
@@ -208,6 +229,9 @@ struct Judging {
     attempts: usize,
     /// The control that must pass once the text failed the same way, and its key.
     guard: Option<(String, Key)>,
+    /// Once the text failed the same way, the key of its run under the kinds runner, which
+    /// runs next.
+    kinds: Option<Key>,
     /// Once the text failed the same way, that control, which runs next.
     control: Option<(String, Key)>,
     /// The control's passing runs so far (see [`control_runs`]).
@@ -268,6 +292,9 @@ impl<'a> ProcessOracle<'a> {
             calls: 0,
             hits: 0,
             near_misses: 0,
+            kind_misses: 0,
+            kinds_calls: 0,
+            control_misses: 0,
             history: vec![original.to_string()],
             pass: String::new(),
             oracle_seconds: HashMap::new(),
@@ -283,12 +310,16 @@ impl<'a> ProcessOracle<'a> {
     /// Hands the next run of `judging` to the workers: its control once it has one, else the
     /// text itself.
     fn launch(&mut self, judging: Judging) {
-        let text = match &judging.control {
-            Some((control, _)) => {
+        let (text, probe) = match (&judging.control, &judging.kinds) {
+            (Some((control, _)), _) => {
                 self.control_calls += 1;
-                control.clone()
+                (control.clone(), None)
             }
-            None => judging.text.clone(),
+            (None, Some(_)) => {
+                self.kinds_calls += 1;
+                (judging.text.clone(), Some(kinds::SOURCE))
+            }
+            (None, None) => (judging.text.clone(), None),
         };
         let id = self.runs_started;
         self.runs_started += 1;
@@ -296,7 +327,7 @@ impl<'a> ProcessOracle<'a> {
         let workers = self.workers;
         self.pool
             .get_or_insert_with(|| workers.pool())
-            .start(id, text);
+            .start(id, text, probe);
         self.running.insert(id, judging);
     }
 
@@ -330,9 +361,42 @@ impl<'a> ProcessOracle<'a> {
         Ok(Some((control, key)))
     }
 
-    /// The text of `judging` failed the same way: it is judged once its control, when there
-    /// is one, is known to pass.
+    /// The text of `judging` failed the same way: its calls into libraries are checked next,
+    /// when the original's are known (from the cache, or a run under the kinds runner).
     fn failed_the_same_way(&mut self, mut judging: Judging) {
+        if self.criteria.kinds.is_empty() {
+            return self.kinds_kept(judging);
+        }
+        let key = self.cache.key(&kinds::cache_text(&judging.text));
+        match self.cache.get(&key) {
+            Some(outcome) => {
+                self.hits += 1;
+                self.kinds_ran(judging, &outcome);
+            }
+            None => {
+                judging.kinds = Some(key);
+                self.launch(judging);
+            }
+        }
+    }
+
+    /// The run of `judging` under the kinds runner ended with `outcome`: a near miss when its
+    /// calls into libraries received values of another kind.
+    fn kinds_ran(&mut self, judging: Judging, outcome: &Outcome) {
+        match self.criteria.kinds_changed(outcome) {
+            Some(why) => {
+                self.near_misses += 1;
+                self.kind_misses += 1;
+                self.run_dir.log(format!("near miss: kinds: {why}"));
+                self.judged.push_back((judging.text, false));
+            }
+            None => self.kinds_kept(judging),
+        }
+    }
+
+    /// The text of `judging` failed the same way and kept its kinds: it is judged once its
+    /// control, when there is one, is known to pass.
+    fn kinds_kept(&mut self, mut judging: Judging) {
         let Some((control, key)) = judging.guard.take() else {
             self.judged.push_back((judging.text, true));
             return;
@@ -355,10 +419,10 @@ impl<'a> ProcessOracle<'a> {
         mut judging: Judging,
         result: anyhow::Result<Outcome>,
     ) -> Result<(), scrub_reducers::Interrupted> {
-        let what = if judging.control.is_some() {
-            "control"
-        } else {
-            "candidate"
+        let what = match (&judging.control, &judging.kinds) {
+            (Some(_), _) => "control",
+            (None, Some(_)) => "run under the kinds runner",
+            (None, None) => "candidate",
         };
         let outcome = match result {
             Ok(o) => o,
@@ -369,6 +433,13 @@ impl<'a> ProcessOracle<'a> {
                 return Ok(());
             }
         };
+        if judging.control.is_none()
+            && let Some(key) = judging.kinds.take()
+        {
+            self.cache.put(&key, &outcome);
+            self.kinds_ran(judging, &outcome);
+            return Ok(());
+        }
         if let Some((control, key)) = &judging.control {
             if passes(&outcome) && judging.control_passed + 1 < control_runs(control) {
                 self.run_dir
@@ -381,6 +452,7 @@ impl<'a> ProcessOracle<'a> {
                 "control passes".to_string()
             } else {
                 let label = format!("control fails too: {}", describe(&outcome));
+                self.control_misses += 1;
                 self.run_dir.log(format!("near miss: {label}"));
                 label
             };
@@ -469,6 +541,7 @@ impl Oracle for ProcessOracle<'_> {
             key,
             attempts: 1,
             guard,
+            kinds: None,
             control: None,
             control_passed: 0,
         };

@@ -332,7 +332,8 @@ impl Workers {
 /// and its outcome comes back as soon as it ends, so that a slow run holds up only its own
 /// worker. The workers are those of [`Workers`] as they were when the pool was made.
 pub struct Pool {
-    tasks: Option<Sender<(u64, String)>>,
+    /// Each run's number, its text, and the probe to run it under (see `probe.rs`).
+    tasks: Option<Sender<(u64, String, Option<&'static str>)>>,
     ended: Receiver<(u64, Result<Outcome>)>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -340,7 +341,7 @@ pub struct Pool {
 impl Workers {
     /// A pool of these `jobs` workers (see [`Pool`]).
     pub fn pool(&self) -> Pool {
-        let (tasks, queue) = channel::<(u64, String)>();
+        let (tasks, queue) = channel::<(u64, String, Option<&'static str>)>();
         let queue = Arc::new(Mutex::new(queue));
         let (done, ended) = channel();
         let threads = (0..self.jobs)
@@ -352,8 +353,8 @@ impl Workers {
                     let _ = workers.ready(worker, &env);
                     loop {
                         let task = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok((id, text)) = task else { break };
-                        let result = workers.run_with(worker, &text, &env, None);
+                        let Ok((id, text, probe)) = task else { break };
+                        let result = workers.run_with(worker, &text, &env, probe);
                         if done.send((id, result)).is_err() {
                             break;
                         }
@@ -370,11 +371,13 @@ impl Workers {
 }
 
 impl Pool {
-    /// Hands `text` to the first worker free; its outcome comes back from [`Pool::ended`]
-    /// with `id`.
-    pub fn start(&self, id: u64, text: String) {
+    /// Hands `text` to the first worker free, under `probe` when it is given; its outcome
+    /// comes back from [`Pool::ended`] with `id`.
+    pub fn start(&self, id: u64, text: String, probe: Option<&'static str>) {
         let tasks = self.tasks.as_ref().expect("open until dropped");
-        tasks.send((id, text)).expect("the workers wait for tasks");
+        tasks
+            .send((id, text, probe))
+            .expect("the workers wait for tasks");
     }
 
     /// Waits for the next run to end; only while some run was started and has not ended.

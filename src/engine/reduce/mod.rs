@@ -171,11 +171,13 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
     };
     reduction.set_timeout(&base);
     let (guard, anchor) = reduction.guard(&base)?;
+    let kinds = reduction.kinds(&base.signature)?;
     Ok(Some(Settled {
         criteria: Criteria {
             sig: base.signature,
             anchor,
             attempts: base.attempts,
+            kinds,
         },
         control: guard.control,
         python: reduction.interp.path,
@@ -210,6 +212,23 @@ impl Reduction<'_> {
         Ok((guard, anchor))
     }
 
+    /// The calls the original makes into libraries on its failing path, with the kinds of
+    /// the values it hands them (see [`crate::engine::kinds`]), from one run under the kinds
+    /// runner; none for a failure that is not an exception, or a run that does not fail the
+    /// same way.
+    fn kinds(&self, sig: &Signature) -> Result<Vec<crate::engine::kinds::Call>> {
+        if !matches!(sig, Signature::Exception { .. }) {
+            return Ok(Vec::new());
+        }
+        let outcome = self
+            .workers
+            .probe(&self.start, crate::engine::kinds::SOURCE)?;
+        if sig.judge(&outcome) != Verdict::Same {
+            return Ok(Vec::new());
+        }
+        Ok(crate::engine::kinds::calls(&outcome).unwrap_or_default())
+    }
+
     /// What the reduction stands on, once the original fails as `base` says: the candidates'
     /// timeout, the control, the anchor, warm workers, the run directory and the cache.
     fn ground(&mut self, base: Baseline) -> Result<Ground> {
@@ -231,6 +250,7 @@ impl Reduction<'_> {
         };
         self.clock.lap("warm-up");
         let (guard, anchor) = self.guard(&base)?;
+        let kinds = self.kinds(&sig)?;
         let run_dir = RunDir::create(
             &self
                 .options
@@ -254,6 +274,7 @@ impl Reduction<'_> {
                 sig,
                 anchor,
                 attempts: base.attempts,
+                kinds,
             },
             base,
             guard,

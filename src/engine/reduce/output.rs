@@ -29,6 +29,15 @@ pub struct Summary {
     pub through: Vec<String>,
     /// Candidate runs that failed with the class but not the rest of the signature or anchor.
     pub near_misses: usize,
+    /// The calls the original makes into libraries on its failing path, with the kinds of
+    /// the values it hands them, which every accepted candidate kept (see `engine::kinds`).
+    pub kinds: Vec<String>,
+    /// Of the near misses, the candidates whose calls into libraries received a value of
+    /// another kind, or whose failing call lost a positional argument: a user's mistake.
+    pub kind_near_misses: usize,
+    /// Candidates that failed the same way and whose control failed too (the same failure
+    /// without the suspect or the transform: a user's mistake).
+    pub control_near_misses: usize,
     /// Where the original failed outside the script (`torch/_dynamo/exc.py:unimplemented`),
     /// which every accepted candidate kept; `None` when the script raised it itself.
     pub site: Option<String>,
@@ -130,6 +139,12 @@ impl Reduction<'_> {
                 .collect::<String>(),
             self.interp.identity()
         ));
+        if !ground.criteria.kinds.is_empty() {
+            run_dir.log(format!(
+                "kinds: every candidate's calls into libraries keep these: {}",
+                crate::engine::kinds::describe(&ground.criteria.kinds)
+            ));
+        }
         run_dir.log(format!(
             "control: {}{}",
             guard.note,
@@ -291,6 +306,13 @@ impl Reduction<'_> {
             signature_names: criteria.sig.names(),
             through: criteria.anchor.through.clone(),
             near_misses: counts.near_misses,
+            kinds: criteria
+                .kinds
+                .iter()
+                .map(crate::engine::kinds::Call::describe)
+                .collect(),
+            kind_near_misses: counts.kind_misses,
+            control_near_misses: counts.control_misses,
             site: criteria.anchor.site.clone(),
             control: guard.control.as_ref().map(|c| c.suspect.as_str()),
             fix: guard

@@ -42,6 +42,10 @@ pub(super) struct Counts {
     pub(super) near_misses: usize,
     /// Control runs, counted in `calls` too.
     pub(super) control_calls: usize,
+    /// Candidates refused because a call into a library received a value of another kind,
+    /// and those whose control failed too.
+    pub(super) kind_misses: usize,
+    pub(super) control_misses: usize,
 }
 
 impl Counts {
@@ -50,6 +54,8 @@ impl Counts {
         self.hits += oracle.hits;
         self.near_misses += oracle.near_misses;
         self.control_calls += oracle.control_calls;
+        self.kind_misses += oracle.kind_misses;
+        self.control_misses += oracle.control_misses;
     }
 }
 

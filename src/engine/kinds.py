@@ -1,0 +1,283 @@
+# Run as `python -c KINDS` in the script's directory, runs repro.py as __main__ and, when it
+# raises, reports the kinds of the values the script handed to a library on the failing path
+# (a warm worker loads it as its probe: it calls `instrument`, then `report` itself).
+#
+# The failing path is the traceback. Each place where a frame of the script calls a frame
+# outside it is a call into a library: the report gives, for each, the library function
+# (`FILE:FUNCTION`, FILE relative to site-packages or the standard library) and the kind of
+# each of its arguments as the library received them. Where the exception was raised inside a
+# call the script made into code without a Python frame (a builtin, a C extension), the call at
+# the script's innermost line is one too, with the arguments the script wrote as names,
+# attributes, subscripts and constants. The innermost call also gives the number of
+# positional arguments the script wrote, read from the call's own source (Python 3.11+).
+#
+# A kind is the value's class, `{"c": "module.Class"}` (an instance of a class the script
+# defines: `script:` and its first base that the script does not define), the names of the
+# classes above it (`mro`), for a value with a `dtype` its family and for one with
+# `requires_grad` and `layout` (a tensor) what decides which code runs on it (`p`), and for a
+# list, tuple, set or dict the kinds of its items (`items`, each kind once). The report is the
+# last stderr line, after "scrub-kinds: ".
+import ast
+import json
+import sys
+import types
+
+MARK = "\nscrub-kinds: "
+# How deep containers are followed, and how many of their items are looked at.
+DEPTH = 3
+ITEMS = 16
+
+
+def instrument(source, path, globals_):
+    """The script as it is: the report reads the traceback, not what the code computed."""
+    return compile(source, path, "exec")
+
+
+def library(filename):
+    """`torch/nn/functional.py` for a file under site-packages or the standard library."""
+    if "/site-packages/" in filename:
+        return filename.rsplit("/site-packages/", 1)[1]
+    at = filename.rfind("/lib/python")
+    if at >= 0:
+        rest = filename[at + len("/lib/python"):]
+        if "/" in rest:
+            return rest.split("/", 1)[1]
+    return filename
+
+
+def class_name(cls):
+    return "%s.%s" % (getattr(cls, "__module__", "?"), getattr(cls, "__qualname__", cls.__name__))
+
+
+def kind(value, script, depth=0):
+    """The kind of `value` (see the header)."""
+    if value is None:
+        return {"c": "None"}
+    if isinstance(value, types.ModuleType):
+        return {"c": "module"}
+    if isinstance(value, type):
+        return {"c": "type"}
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.MethodWrapperType, types.WrapperDescriptorType)):
+        # A lambda, a function of the script's and a library's builtin are all callables.
+        return {"c": "callable"}
+    cls = type(value)
+    own = [c for c in cls.__mro__ if getattr(c, "__module__", None) == script]
+    if own:
+        base = next((c for c in cls.__mro__ if c not in own), object)
+        out = {"c": "script:" + class_name(base)}
+    else:
+        out = {"c": class_name(cls)}
+    out["mro"] = [class_name(c) for c in cls.__mro__[1:] if c not in own and c is not object]
+    props = properties(value)
+    if props:
+        out["p"] = props
+    if depth < DEPTH and isinstance(value, (list, tuple, set, frozenset, dict)):
+        items = list(value.values() if isinstance(value, dict) else value)[:ITEMS]
+        seen = []
+        for item in items:
+            k = kind(item, script, depth + 1)
+            if k not in seen:
+                seen.append(k)
+        out["items"] = seen
+    return out
+
+
+def properties(value):
+    """What decides which code runs on a tensor or an array: its dtype's family, and for a
+    value that can require grad, whether it does, whether it is a leaf, its layout and whether
+    it is nested. Empty for any other value."""
+    cls = type(value)
+    props = []
+    if isinstance(getattr(cls, "dtype", None), (property, types.GetSetDescriptorType)) or hasattr(
+        cls, "requires_grad"
+    ):
+        try:
+            props.append(family(value.dtype))
+        except Exception:
+            pass
+    if hasattr(cls, "requires_grad") and hasattr(cls, "layout"):
+        try:
+            if value.requires_grad:
+                props.append("requires grad")
+                props.append("leaf" if value.is_leaf else "not a leaf")
+            props.append(str(value.layout))
+            if getattr(value, "is_nested", False):
+                props.append("nested")
+        except Exception:
+            pass
+    return props
+
+
+def family(dtype):
+    """`float`, `complex`, `int` or `bool`: a dtype's family (torch's or numpy's)."""
+    kind_char = getattr(dtype, "kind", None)
+    if isinstance(kind_char, str):
+        return {"f": "float", "c": "complex", "i": "int", "u": "int", "b": "bool"}.get(
+            kind_char, kind_char
+        )
+    if getattr(dtype, "is_complex", False):
+        return "complex"
+    if getattr(dtype, "is_floating_point", False):
+        return "float"
+    return "bool" if "bool" in str(dtype) else "int"
+
+
+def call_at(frame, source):
+    """The call the frame is executing, parsed from its own source: `None` before Python
+    3.11 (no column positions) or when the instruction is not a call."""
+    try:
+        positions = list(frame.f_code.co_positions())
+        line, end_line, col, end_col = positions[frame.f_lasti // 2]
+        lines = source.splitlines(True)[line - 1:end_line]
+        encoded = [l.encode() for l in lines]
+        if len(encoded) == 1:
+            text = encoded[0][col:end_col]
+        else:
+            text = encoded[0][col:] + b"".join(encoded[1:-1]) + encoded[-1][:end_col]
+        node = ast.parse(b"(" + text + b"\n)", mode="eval").body
+    except Exception:
+        return None
+    return node if isinstance(node, ast.Call) else None
+
+
+SIMPLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.UnaryOp, ast.Tuple, ast.List)
+
+
+def simple(node):
+    """Whether evaluating `node` again runs no code of the script's: names, attributes,
+    constant subscripts, constants and displays of them."""
+    if isinstance(node, ast.Starred):
+        return False
+    for sub in ast.walk(node):
+        if not isinstance(sub, SIMPLE + (ast.Load, ast.USub, ast.UAdd, ast.Slice)):
+            return False
+    return True
+
+
+def evaluated(node, frame):
+    try:
+        code = compile(ast.Expression(node), "<kinds>", "eval")
+        return True, eval(code, frame.f_globals, dict(frame.f_locals))
+    except Exception:
+        return False, None
+
+
+def arguments(frame, script):
+    """The kinds of the arguments of a library frame, by parameter name."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    names = list(code.co_varnames[:count])
+    if code.co_flags & 0x04:
+        names.append(code.co_varnames[count])
+        count += 1
+    if code.co_flags & 0x08:
+        names.append(code.co_varnames[count])
+    local = frame.f_locals
+    return {name: kind(local[name], script) for name in names if name in local}
+
+
+def written(call, frame, script):
+    """The kinds of the arguments the script wrote in `call` and that can be read again
+    without running anything, by position (`0`, `1`) or keyword."""
+    out = {}
+    for i, arg in enumerate(call.args):
+        if simple(arg):
+            ok, value = evaluated(arg, frame)
+            if ok:
+                out[str(i)] = kind(value, script)
+    for keyword in call.keywords:
+        if keyword.arg is not None and simple(keyword.value):
+            ok, value = evaluated(keyword.value, frame)
+            if ok:
+                out[keyword.arg] = kind(value, script)
+    return out
+
+
+def callee(call, frame):
+    """`module.qualname` of the library callable that `call` calls, when its callee is a name
+    or an attribute; `None` for a callable of the script's own."""
+    if not simple(call.func):
+        return None
+    ok, func = evaluated(call.func, frame)
+    if not ok or getattr(getattr(func, "__code__", None), "co_filename", None) == frame.f_code.co_filename:
+        return None
+    owner = getattr(func, "__module__", None) or getattr(type(func), "__module__", "?")
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
+    return "%s.%s" % (owner, name)
+
+
+def positional(call):
+    """How many positional arguments `call` writes; `None` with a `*args`."""
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return len(call.args)
+
+
+def report(exc, path):
+    """Writes the calls into libraries on `exc`'s traceback (see the header)."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    try:
+        with open(path, "rb") as fh:
+            source = fh.read().decode("utf-8", "replace")
+    except OSError:
+        source = ""
+    mine = lambda f: f.f_code.co_filename == path
+    calls = []
+    for i, frame in enumerate(frames):
+        if not mine(frame):
+            continue
+        inner = frames[i + 1] if i + 1 < len(frames) else None
+        if inner is not None and not mine(inner):
+            code = inner.f_code
+            name = getattr(code, "co_qualname", code.co_name)
+            calls.append({
+                "at": "%s:%s" % (library(code.co_filename), name),
+                "args": arguments(inner, "__main__"),
+                "positional": positional(call_at(frame, source)),
+            })
+        elif inner is None:
+            call = call_at(frame, source)
+            at = callee(call, frame) if call is not None else None
+            if at is not None:
+                calls.append({
+                    "at": at,
+                    "args": written(call, frame, "__main__"),
+                    "positional": positional(call),
+                })
+    # Only the innermost call's positional arguments are kept: the failing call.
+    for call in calls[:-1]:
+        call["positional"] = None
+    sys.stderr.write(MARK + json.dumps(calls) + "\n")
+
+
+if __name__ == "__main__":
+    import builtins
+    import os
+
+    path = os.path.abspath("repro.py")
+    sys.argv = ["repro.py"]
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    with open(path, "rb") as fh:
+        code = instrument(fh.read(), path, main.__dict__)
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != path:
+            tb = tb.tb_next
+        exc.__traceback__ = tb or exc.__traceback__
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        try:
+            report(exc, path)
+        except Exception:
+            pass
+        sys.exit(1)

@@ -1,0 +1,276 @@
+//! What the library receives keeps its kind: the calls a failing script makes into libraries
+//! on its failing path, with the kind of each value it hands them (see `kinds.py`, which runs
+//! the script and reports them), and the rule a candidate's calls must keep.
+//!
+//! The same message raised through a call that is no longer a legal use of the library is a
+//! user's mistake, not the bug: `torch.export` itself where a `Dim` stood, `object()` where a
+//! config stood, a tensor that no longer requires grad, a call that lost a positional
+//! argument. The rule is over runtime types, for any library.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::engine::process::Outcome;
+
+/// The runner, run as `python -c SOURCE` or loaded by a warm worker as its probe.
+pub const SOURCE: &str = include_str!("kinds.py");
+const MARK: &str = "scrub-kinds: ";
+
+/// The cache key of the run of `text` under the runner: it names the runner, whose report
+/// changes with it.
+pub fn cache_text(text: &str) -> String {
+    format!("\0kinds\0{SOURCE}\0{text}")
+}
+
+/// One call from the script into a library on the failing path.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Call {
+    /// `torch/export/__init__.py:export`, or `torch.nn.functional.linear` for a builtin.
+    pub at: String,
+    /// The kind of each argument, by parameter name (or position, for a builtin).
+    pub args: BTreeMap<String, Kind>,
+    /// For the failing call (the innermost), the positional arguments the script wrote.
+    pub positional: Option<usize>,
+}
+
+/// A value's kind (see `kinds.py`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Kind {
+    /// `torch.Tensor`, `builtins.int`, `script:builtins.object` (an instance of a class the
+    /// script defines, by its first base the script does not define), `module`, `callable`,
+    /// `type`, `None`.
+    #[serde(rename = "c")]
+    pub class: String,
+    /// The classes above it that the script does not define.
+    #[serde(default)]
+    pub mro: Vec<String>,
+    /// A tensor's or an array's dtype family, grad, leaf, layout.
+    #[serde(rename = "p", default)]
+    pub props: Vec<String>,
+    /// A container's items, each kind once.
+    #[serde(default)]
+    pub items: Option<Vec<Kind>>,
+}
+
+/// The calls into libraries that the run in `outcome` (under [`SOURCE`]) reported; `None`
+/// when it reported none (it did not end in an exception).
+pub fn calls(outcome: &Outcome) -> Option<Vec<Call>> {
+    let report = outcome
+        .stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(MARK))?;
+    serde_json::from_str(report).ok()
+}
+
+/// What changed between the original's calls and a candidate's: the first call into the same
+/// library function that received a value of another kind, or whose failing call lost or
+/// gained a positional argument; `None` when every call they share keeps its kinds. A call
+/// only one of them makes is not compared: reductions inline and move calls.
+pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
+    let mut used = vec![false; original.len()];
+    for call in candidate {
+        let Some(at) = (0..original.len()).find(|&i| !used[i] && original[i].at == call.at) else {
+            continue;
+        };
+        used[at] = true;
+        let before = &original[at];
+        if let (Some(was), Some(now)) = (before.positional, call.positional)
+            && was != now
+        {
+            return Some(format!(
+                "{} called with {now} positional argument{} where the original wrote {was}",
+                call.at,
+                if now == 1 { "" } else { "s" },
+            ));
+        }
+        for (name, kind) in &call.args {
+            let Some(was) = before.args.get(name) else {
+                continue;
+            };
+            if !was.admits(kind) {
+                return Some(format!(
+                    "{} received {name} = {kind} where the original passed {was}",
+                    call.at
+                ));
+            }
+        }
+    }
+    None
+}
+
+impl Kind {
+    /// Whether a value of kind `other` may stand where one of this kind stood: `None` (a
+    /// library's default) anywhere; the same class, or a subclass; for an instance of a class
+    /// the script defines, an instance of its base or a library subclass of it (a wrapper
+    /// module inlined into the layer it wraps, a `Thread` subclass that adds nothing to the
+    /// bug), unless that base is `object` (`object()` where a config stood); the same tensor
+    /// properties; and a container's items each admitted by one of the original's.
+    pub fn admits(&self, other: &Kind) -> bool {
+        if self.class == "None" || other.class == "None" {
+            return true;
+        }
+        let class = self.class == other.class
+            || match self.class.strip_prefix("script:") {
+                Some(base) => {
+                    base != "builtins.object"
+                        && (other.class == base || other.mro.iter().any(|c| c == base))
+                }
+                None => other.mro.contains(&self.class),
+            };
+        if !class {
+            return false;
+        }
+        let mut props = (self.props.clone(), other.props.clone());
+        props.0.sort();
+        props.1.sort();
+        if props.0 != props.1 {
+            return false;
+        }
+        match (&self.items, &other.items) {
+            (Some(was), Some(now)) if !was.is_empty() => {
+                now.iter().all(|n| was.iter().any(|w| w.admits(n)))
+            }
+            _ => true,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let class = match self.class.strip_prefix("script:") {
+            Some(base) => format!("an instance of the script's subclass of {base}"),
+            None => self.class.clone(),
+        };
+        write!(f, "{class}")?;
+        if !self.props.is_empty() {
+            write!(f, " ({})", self.props.join(", "))?;
+        }
+        if let Some(items) = self.items.as_ref().filter(|i| !i.is_empty()) {
+            let items: Vec<String> = items.iter().map(Kind::to_string).collect();
+            write!(f, " of {}", items.join(" | "))?;
+        }
+        Ok(())
+    }
+}
+
+impl Call {
+    /// `torch/autograd/__init__.py:grad(outputs: …, inputs: …), 2 positional`.
+    pub fn describe(&self) -> String {
+        let args: Vec<String> = self.args.iter().map(|(n, k)| format!("{n}: {k}")).collect();
+        let positional = self
+            .positional
+            .map(|p| format!(", {p} positional"))
+            .unwrap_or_default();
+        format!("{}({}){positional}", self.at, args.join(", "))
+    }
+}
+
+/// One line for the run log: the calls the original makes into libraries on its failing
+/// path, and the kinds they receive.
+pub fn describe(calls: &[Call]) -> String {
+    calls
+        .iter()
+        .map(Call::describe)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::workers::Workers;
+    use std::time::Duration;
+
+    /// The calls `text` makes into libraries on its failing path, as a cold run reports them.
+    fn calls_of(text: &str) -> Vec<Call> {
+        let workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
+        let outcome = workers.probe(text, SOURCE).expect("python3 runs");
+        calls(&outcome).unwrap_or_else(|| panic!("no report:\n{}", outcome.stderr))
+    }
+
+    const CONFIG: &str = "import logging.config\nclass Config:\n    version = 1\n";
+
+    #[test]
+    fn an_object_where_an_instance_of_the_scripts_class_stood_changed_kind() {
+        let original = calls_of(&format!(
+            "{CONFIG}def load(c):\n    logging.config.dictConfig(c)\nload(Config())\n"
+        ));
+        assert_eq!(original.len(), 1, "{original:?}");
+        assert_eq!(original[0].at, "logging/config.py:dictConfig");
+        let mistake = calls_of(&format!("{CONFIG}logging.config.dictConfig(object())\n"));
+        assert_eq!(
+            changed(&original, &mistake).as_deref(),
+            Some(
+                "logging/config.py:dictConfig received config = builtins.object where the original passed an instance of the script's subclass of builtins.object"
+            )
+        );
+        let same = calls_of(&format!("{CONFIG}logging.config.dictConfig(Config())\n"));
+        assert_eq!(changed(&original, &same), None);
+    }
+
+    #[test]
+    fn a_failing_builtin_call_that_lost_a_positional_argument_changed() {
+        let original = calls_of("import math\nx, y = 3.0, -1.0\nmath.log(x, y)\n");
+        assert_eq!(original[0].at, "math.log");
+        assert_eq!(original[0].positional, Some(2));
+        let fewer = calls_of("import math\nmath.log(-1.0)\n");
+        assert_eq!(
+            changed(&original, &fewer).as_deref(),
+            Some("math.log called with 1 positional argument where the original wrote 2")
+        );
+        let smaller = calls_of("import math\nmath.log(2.0, -1.0)\n");
+        assert_eq!(changed(&original, &smaller), None);
+    }
+
+    #[test]
+    fn a_module_where_a_value_stood_and_a_shorter_list_of_the_same_kind() {
+        let original =
+            calls_of("import json\nd = {'a': [1, 2, 3]}\njson.dumps(d, indent=1.5, cls=1)\n");
+        let shorter = calls_of("import json\njson.dumps({'a': [1]}, indent=1.5, cls=1)\n");
+        assert_eq!(changed(&original, &shorter), None);
+        let module = calls_of("import json\njson.dumps({'a': [json]}, indent=1.5, cls=1)\n");
+        assert!(
+            changed(&original, &module).is_some_and(|w| w.contains("obj = builtins.dict")),
+            "{module:?}"
+        );
+    }
+
+    #[test]
+    fn a_library_subclass_may_stand_for_the_scripts_subclass_of_its_base_but_not_an_object() {
+        let own = Kind {
+            class: "script:torch.nn.modules.module.Module".into(),
+            mro: vec!["torch.nn.modules.module.Module".into()],
+            props: vec![],
+            items: None,
+        };
+        let linear = Kind {
+            class: "torch.nn.modules.linear.Linear".into(),
+            mro: vec!["torch.nn.modules.module.Module".into()],
+            props: vec![],
+            items: None,
+        };
+        let bare = Kind {
+            class: "torch.nn.modules.module.Module".into(),
+            mro: vec![],
+            props: vec![],
+            items: None,
+        };
+        assert!(own.admits(&linear));
+        assert!(own.admits(&bare));
+        assert!(own.admits(&own));
+        let config = Kind {
+            class: "script:builtins.object".into(),
+            ..bare.clone()
+        };
+        let object = Kind {
+            class: "builtins.object".into(),
+            ..bare.clone()
+        };
+        assert!(!config.admits(&object));
+        assert!(!config.admits(&linear));
+        assert!(config.admits(&config));
+    }
+}
