@@ -4,6 +4,12 @@
 //! The suspect, in the order looked for:
 //! - [`Suspect::Compile`]: `torch.compile(f, …)` becomes `f` (eager), and `@torch.compile`
 //!   decorators go;
+//! - [`Suspect::Transform`]: a transform that calls back into the script and has a plain
+//!   counterpart runs without it: `vmap(f)(x)` applies `f` to each sample and stacks the
+//!   results, `grad(f)`, `jacrev(f)`, `jacfwd(f)` and `hessian(f)` become `f`, and
+//!   `torch.jit.script(m)` and `torch.jit.trace(m, …)` become `m` (their decorators go). The
+//!   same message raised by the untransformed code is a user's mistake, not the transform's
+//!   bug (`autograd.grad` of a tensor that never required grad);
 //! - [`Suspect::Custom`]: in a comparison (`torch.allclose(a, b)`, `torch.equal`,
 //!   `torch.testing.assert_close`), the side computed by the script's own code (a call of a
 //!   function or class it defines) becomes the other side, the library's reference;
@@ -30,6 +36,7 @@ pub use crate::torch::compares_tensors;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Suspect {
     Compile,
+    Transform,
     Device,
     Custom,
 }
@@ -38,6 +45,7 @@ impl Suspect {
     pub fn as_str(self) -> &'static str {
         match self {
             Suspect::Compile => "torch.compile → eager",
+            Suspect::Transform => "a transform → the code it transforms, run plainly",
             Suspect::Device => "CUDA → CPU",
             Suspect::Custom => "the script's own computation → the reference it is compared with",
         }
@@ -45,10 +53,15 @@ impl Suspect {
 
     /// The suspects `script` has, by the order above, each with its control.
     pub fn all_of(script: &Script, version: PythonVersion) -> Vec<(Suspect, String)> {
-        [Suspect::Compile, Suspect::Custom, Suspect::Device]
-            .into_iter()
-            .filter_map(|s| Some((s, s.control(script, version)?)))
-            .collect()
+        [
+            Suspect::Compile,
+            Suspect::Transform,
+            Suspect::Custom,
+            Suspect::Device,
+        ]
+        .into_iter()
+        .filter_map(|s| Some((s, s.control(script, version)?)))
+        .collect()
     }
 
     /// `script` with this suspect replaced by its reference; `None` when it has no such
@@ -56,6 +69,7 @@ impl Suspect {
     pub fn control(self, script: &Script, version: PythonVersion) -> Option<String> {
         let text = match self {
             Suspect::Compile => eager(script)?,
+            Suspect::Transform => untransformed(script)?,
             Suspect::Device => {
                 if !Rung::Cpu.stands_on(script) {
                     return None;
@@ -116,6 +130,87 @@ fn eager(script: &Script) -> Option<String> {
         return None;
     }
     // A compile inside another compile's argument: the outer edit covers it.
+    edits.sort_by_key(|e| (e.range.start, std::cmp::Reverse(e.range.end)));
+    let mut kept: Vec<Edit> = Vec::new();
+    for edit in edits {
+        if kept.last().is_some_and(|k| edit.range.end <= k.range.end) {
+            continue;
+        }
+        kept.push(edit);
+    }
+    apply_edits(text, &kept)
+}
+
+/// The transforms with a plain counterpart, by their torch path, and what a call of each
+/// becomes (`{f}` for its first argument; `None`: the argument itself).
+const TRANSFORMS: &[(&str, Option<&str>)] = &[
+    ("torch.vmap", Some(VMAP)),
+    ("torch.func.vmap", Some(VMAP)),
+    ("torch.func.grad", None),
+    ("torch.func.jacrev", None),
+    ("torch.func.jacfwd", None),
+    ("torch.func.hessian", None),
+    ("torch.jit.script", None),
+    ("torch.jit.trace", None),
+];
+
+/// `vmap(f)` run plainly: `f` applied to each sample of its arguments (their first
+/// dimension), the results stacked when they are tensors.
+const VMAP: &str = "(lambda *a: (lambda r: __import__('torch').stack(r) if all(isinstance(t, __import__('torch').Tensor) for t in r) else r)([({f})(*s) for s in zip(*a)]))";
+
+/// Every call of a transform of [`TRANSFORMS`] replaced by its plain counterpart, every such
+/// decorator dropped; `None` when the script has none. A `vmap` with more than the function
+/// (`in_dims`, `out_dims`) has no plain counterpart here, and neither has the script then.
+fn untransformed(script: &Script) -> Option<String> {
+    let imports = torch_imports(script);
+    if imports.is_empty() {
+        return None;
+    }
+    let text = script.text();
+    let transform = |e: &Expr| {
+        let path = torch_path(&imports, e)?;
+        TRANSFORMS.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+    };
+    let mut edits = Vec::new();
+    let mut decorators = HashSet::new();
+    for body in all_bodies(script.body()) {
+        for stmt in body {
+            let Stmt::FunctionDef(f) = stmt else { continue };
+            for decorator in &f.decorator_list {
+                if transform(&decorator.expression) == Some(None) {
+                    let at = span(decorator);
+                    decorators.insert(span(&decorator.expression));
+                    edits.push(Edit::delete(
+                        line_start(text, at.start)..line_end(text, at.end),
+                    ));
+                }
+            }
+        }
+    }
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        let Some(counterpart) = transform(&call.func) else {
+            continue;
+        };
+        if decorators.contains(&span(expr)) {
+            continue;
+        }
+        let args = &call.arguments;
+        let Some(f) = args.args.first() else {
+            return None;
+        };
+        let f = script.slice(f);
+        let replacement = match counterpart {
+            Some(_) if args.args.len() > 1 || !args.keywords.is_empty() => return None,
+            Some(template) => template.replace("{f}", f),
+            None => format!("({f})"),
+        };
+        edits.push(Edit::replace(span(expr), replacement));
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    // A transform inside another's argument: the outer edit covers it.
     edits.sort_by_key(|e| (e.range.start, std::cmp::Reverse(e.range.end)));
     let mut kept: Vec<Edit> = Vec::new();
     for edit in edits {
@@ -278,6 +373,21 @@ impl<'a> LibraryCalls<'a> {
 
     fn of_expr(&self, expr: &'a Expr) -> Vec<String> {
         let mut out = Vec::new();
+        // A class or function passed as an argument (see `passed_suspect`): the library's
+        // is what the reference side calls, the script's runs the code of its body.
+        if let Some(path) = torch_path(&self.imports, expr) {
+            return vec![path];
+        }
+        if let Expr::Name(n) = expr
+            && let Some(body) = self.stmts.iter().find_map(|s| match s {
+                Stmt::ClassDef(c) if c.name.as_str() == n.id.as_str() => Some(&c.body),
+                Stmt::FunctionDef(f) if f.name.as_str() == n.id.as_str() => Some(&f.body),
+                _ => None,
+            })
+        {
+            self.collect(all_exprs(body), &mut HashSet::new(), &mut out);
+            return out;
+        }
         self.collect(crate::python::exprs_of(expr), &mut HashSet::new(), &mut out);
         out
     }
@@ -358,10 +468,16 @@ fn compared(script: &Script) -> Compared<'_> {
     let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
     let custom = |e: &Expr| calls_own(e, &own) && !wraps_library(e, &stmts, &imports);
     let library = |e: &Expr| matches!(e, Expr::Call(c) if torch_path(&imports, &c.func).is_some());
+    let bindings = single_bindings(script);
     for (a, b) in compared_sides(script, &imports) {
         match (custom(a), custom(b)) {
             (true, false) => out.own.push((a, b)),
             (false, true) => out.own.push((b, a)),
+            (true, true) => {
+                let library = |e: &Expr| torch_path(&imports, e).is_some();
+                out.own
+                    .extend(passed_suspect(script, a, b, &own, library, &bindings));
+            }
             _ if calls_own(a, &own) || calls_own(b, &own) => {}
             _ => match (library(a), library(b)) {
                 (false, true) => out.inlined.push((a, b)),
@@ -371,6 +487,90 @@ fn compared(script: &Script) -> Compared<'_> {
         }
     }
     out
+}
+
+/// The suspect of a comparison whose two sides run the same code of the script's, one given a
+/// class or function of the script's where the other is given the library's:
+/// `Block(d, FastLayerNorm)(x)` against `Block(d, nn.LayerNorm)(x)`, or names bound once to
+/// those. The (custom, reference) pair is then that argument on each side: the control passes
+/// the library's to both.
+fn passed_suspect<'a>(
+    script: &Script,
+    a: &'a Expr,
+    b: &'a Expr,
+    own: &HashSet<String>,
+    library: impl Fn(&Expr) -> bool,
+    bindings: &[(&'a str, &'a Expr)],
+) -> Option<(&'a Expr, &'a Expr)> {
+    let (x, y) = only_difference(script, a, b, bindings, 8)?;
+    let own_name = |e: &Expr| matches!(e, Expr::Name(n) if own.contains(n.id.as_str()));
+    match (own_name(x) && library(y), own_name(y) && library(x)) {
+        (true, false) => Some((x, y)),
+        (false, true) => Some((y, x)),
+        _ => None,
+    }
+}
+
+/// Where two expressions of the same shape differ, when they differ in one place only: calls
+/// with the same number of arguments and keywords, attributes of the same name, a name bound
+/// once followed to its value. `None` when they are the same or differ in several places.
+fn only_difference<'a>(
+    script: &Script,
+    a: &'a Expr,
+    b: &'a Expr,
+    bindings: &[(&'a str, &'a Expr)],
+    depth: usize,
+) -> Option<(&'a Expr, &'a Expr)> {
+    if script.slice(a) == script.slice(b) || depth == 0 {
+        return None;
+    }
+    let bound = |e: &'a Expr| match e {
+        Expr::Name(n) => bindings
+            .iter()
+            .find(|(name, _)| *name == n.id.as_str())
+            .map(|b| b.1),
+        _ => None,
+    };
+    let parts: Vec<(&'a Expr, &'a Expr)> = match (a, b) {
+        (Expr::Call(x), Expr::Call(y))
+            if x.arguments.args.len() == y.arguments.args.len()
+                && x.arguments.keywords.len() == y.arguments.keywords.len()
+                && x.arguments
+                    .keywords
+                    .iter()
+                    .zip(&y.arguments.keywords)
+                    .all(|(k, l)| k.arg == l.arg) =>
+        {
+            std::iter::once((&*x.func, &*y.func))
+                .chain(x.arguments.args.iter().zip(y.arguments.args.iter()))
+                .chain(
+                    x.arguments
+                        .keywords
+                        .iter()
+                        .zip(&y.arguments.keywords)
+                        .map(|(k, l)| (&k.value, &l.value)),
+                )
+                .collect()
+        }
+        (Expr::Attribute(x), Expr::Attribute(y)) if x.attr == y.attr => {
+            vec![(&*x.value, &*y.value)]
+        }
+        (Expr::Name(_), Expr::Name(_)) => match (bound(a), bound(b)) {
+            (Some(x), Some(y)) => {
+                return only_difference(script, x, y, bindings, depth - 1).or(Some((a, b)));
+            }
+            _ => return Some((a, b)),
+        },
+        _ => return Some((a, b)),
+    };
+    let differing: Vec<_> = parts
+        .into_iter()
+        .filter(|(x, y)| script.slice(*x) != script.slice(*y))
+        .collect();
+    match differing.as_slice() {
+        [(x, y)] => only_difference(script, x, y, bindings, depth - 1).or(Some((*x, *y))),
+        _ => None,
+    }
 }
 
 /// How many comparisons set a reference against a call of the script's own code whose result
@@ -683,6 +883,59 @@ fn root(expr: &Expr) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_custom_class_passed_as_an_argument_is_the_suspect() {
+        let text = "import torch\nimport torch.nn as nn\nclass FastLN(nn.Module):\n    def forward(self, x):\n        return (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1) + 1e-5)\nclass Block(nn.Module):\n    def __init__(self, d, norm):\n        super().__init__()\n        self.norm = norm(d)\n    def forward(self, x):\n        return self.norm(x)\nfast = Block(4, FastLN)\nref = Block(4, nn.LayerNorm)\nassert torch.allclose(fast(x), ref(x))\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        let [(custom, reference)] = comparisons(&script)[..] else {
+            panic!("one comparison");
+        };
+        assert_eq!(script.slice(custom), "FastLN");
+        assert_eq!(script.slice(reference), "nn.LayerNorm");
+        let control = Suspect::Custom
+            .control(&script, PythonVersion::PY311)
+            .unwrap();
+        assert!(
+            control.contains("fast = Block(4, (nn.LayerNorm))"),
+            "{control}"
+        );
+        assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
+        assert_eq!(
+            custom_calls(&script),
+            [".mean", ".var", "torch.rsqrt"],
+            "the custom class's own code"
+        );
+    }
+
+    #[test]
+    fn a_transform_runs_plainly_in_its_control() {
+        let control = |text: &str| {
+            Suspect::Transform.control(
+                &Script::parse(text, PythonVersion::PY311).unwrap(),
+                PythonVersion::PY311,
+            )
+        };
+        let vmapped = control(
+            "import torch\nfrom torch.func import vmap\ny = vmap(lambda l: torch.autograd.grad(l, w))(x)\n",
+        )
+        .unwrap();
+        assert!(
+            vmapped.contains("[(lambda l: torch.autograd.grad(l, w))(*s) for s in zip(*a)]"),
+            "{vmapped}"
+        );
+        assert_eq!(
+            control("import torch\n@torch.jit.script\ndef f(x):\n    return x\ng = torch.jit.trace(m, (x,))\nh = torch.func.grad(f)(x)\n")
+                .as_deref(),
+            Some("import torch\ndef f(x):\n    return x\ng = (m)\nh = (f)(x)\n")
+        );
+        // A vmap over chosen dimensions has no plain counterpart here.
+        assert_eq!(
+            control("import torch\ny = torch.vmap(f, in_dims=(0, None))(x, w)\n"),
+            None
+        );
+        assert_eq!(control("import torch\ny = f(x)\n"), None);
+    }
 
     #[test]
     fn an_inlined_custom_side_is_still_compared_with_its_reference() {

@@ -52,7 +52,7 @@ impl Reduction<'_> {
             .unwrap_or_default();
         if suspects.is_empty() {
             return Ok(unguarded(
-                "no control can be built: no torch.compile, CUDA or own implementation compared with a reference".to_string(),
+                "no control can be built: no torch.compile, transform with a plain counterpart, CUDA or own implementation compared with a reference".to_string(),
             ));
         }
         // The first suspect whose control passes is the one the failure needs.
