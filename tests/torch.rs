@@ -139,8 +139,11 @@ const CONTROLS: &[(&str, &str, Option<&str>)] = &[
         Some("dim=0 → -1"),
     ),
     ("torch_softplus_seeded_draw", CUSTOM, None),
+    ("torch_vmap_grad_outside", TRANSFORM, None),
+    ("torch_trace_baked_batch", TRANSFORM, None),
 ];
 const COMPILE: &str = "torch.compile → eager";
+const TRANSFORM: &str = "a transform → the code it transforms, run plainly";
 const CUSTOM: &str = "the script's own computation → the reference it is compared with";
 
 // Two tests, so that the two halves of the corpus run side by side: the minifier's queries

@@ -196,10 +196,7 @@ fn untransformed(script: &Script) -> Option<String> {
             continue;
         }
         let args = &call.arguments;
-        let Some(f) = args.args.first() else {
-            return None;
-        };
-        let f = script.slice(f);
+        let f = script.slice(args.args.first()?);
         let replacement = match counterpart {
             Some(_) if args.args.len() > 1 || !args.keywords.is_empty() => return None,
             Some(template) => template.replace("{f}", f),
