@@ -266,21 +266,28 @@ pub fn warm_workers(python: &Path, warm_on: &Path) -> Workers {
 pub struct Derived {
     pub sig: Signature,
     anchor: Anchor,
+    /// The original's calls into libraries, from its run under the kinds runner.
+    kinds: Vec<scrub::engine::kinds::Call>,
 }
 
 impl Derived {
-    pub fn of(repro: &str, original: &Outcome) -> Option<Derived> {
+    /// From the original's run, and its run under the kinds runner.
+    pub fn of(repro: &str, original: &Outcome, kinds: &Outcome) -> Option<Derived> {
         Some(Derived {
             sig: Signature::derive(original)?,
             anchor: Anchor::of(repro, original, false),
+            kinds: scrub::engine::kinds::calls(kinds).unwrap_or_default(),
         })
     }
 
-    /// A run of `text`, judged: `Ok(true)` the same failure, `Ok(false)` a near miss (the
-    /// same class, another bug), `Err` with its stderr for any other end.
-    pub fn judge(&self, text: &str, out: &Outcome) -> Result<bool, String> {
+    /// A run of `text` (and its run under the kinds runner), judged: `Ok(true)` the same
+    /// failure, `Ok(false)` a near miss (the same class, another bug, or a library call that
+    /// received a value of another kind), `Err` with its stderr for any other end.
+    pub fn judge(&self, text: &str, out: &Outcome, kinds: &Outcome) -> Result<bool, String> {
+        let changed = scrub::engine::kinds::calls(kinds)
+            .and_then(|calls| scrub::engine::kinds::changed(&self.kinds, &calls));
         match self.sig.judge(out) {
-            Verdict::Same => Ok(self.anchor.moved(text, out).is_none()),
+            Verdict::Same => Ok(self.anchor.moved(text, out).is_none() && changed.is_none()),
             Verdict::NearMiss(_) => Ok(false),
             Verdict::Other => Err(out.stderr.clone()),
         }
@@ -306,14 +313,27 @@ pub fn misjudged(cases: &[&Case], workers: &Workers) -> Vec<String> {
         .into_iter()
         .map(|o| o.expect("a corpus script runs"))
         .collect();
+    let kinds: Vec<Outcome> = all
+        .iter()
+        .map(|text| {
+            workers
+                .probe(text, scrub::engine::kinds::SOURCE)
+                .expect("a corpus script runs")
+        })
+        .collect();
     let mut out = Vec::new();
-    for ((case, [repro, near, hand]), runs) in cases.iter().zip(&texts).zip(outcomes.chunks(3)) {
-        let Some(derived) = Derived::of(repro, &runs[0]) else {
+    for (((case, [repro, near, hand]), runs), kinds) in cases
+        .iter()
+        .zip(&texts)
+        .zip(outcomes.chunks(3))
+        .zip(kinds.chunks(3))
+    {
+        let Some(derived) = Derived::of(repro, &runs[0], &kinds[0]) else {
             out.push(format!("{}: the repro did not fail", case.name));
             continue;
         };
         let sig = &derived.sig;
-        match derived.judge(near, &runs[1]) {
+        match derived.judge(near, &runs[1], &kinds[1]) {
             Ok(false) => {}
             Ok(true) => out.push(format!("{}: near.py was taken for {sig}", case.name)),
             Err(e) => out.push(format!(
@@ -321,7 +341,7 @@ pub fn misjudged(cases: &[&Case], workers: &Workers) -> Vec<String> {
                 case.name
             )),
         }
-        match derived.judge(hand, &runs[2]) {
+        match derived.judge(hand, &runs[2], &kinds[2]) {
             Ok(true) => {}
             Ok(false) => out.push(format!("{}: hand.py is a near miss of {sig}", case.name)),
             Err(e) => out.push(format!("{}: hand.py does not fail so:\n{e}", case.name)),
