@@ -1,3 +1,3 @@
 import torch
-w = torch.ones(2, requires_grad=True)
-torch.func.vmap(lambda l: torch.autograd.grad(l, w))(w * 3)
+w = torch.nn.Parameter(torch.ones(2))
+torch.func.vmap(lambda l: torch.autograd.grad(l, [w]))(w * 3)
