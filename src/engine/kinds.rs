@@ -68,15 +68,20 @@ pub fn calls(outcome: &Outcome) -> Option<Vec<Call>> {
 /// What changed between the original's calls and a candidate's: the first call into the same
 /// library function that received a value of another kind, or whose failing call lost or
 /// gained a positional argument; `None` when every call they share keeps its kinds. A call
-/// only one of them makes is not compared: reductions inline and move calls.
+/// only one of them makes, or either makes more than once, is not compared: reductions inline
+/// and move calls.
 pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
-    let mut used = vec![false; original.len()];
+    // A function called more than once on the path (a module's `__call__` for each layer)
+    // cannot be paired call for call once reductions inline layers: only functions called
+    // once on both paths are compared.
+    let once = |calls: &[Call], at: &str| calls.iter().filter(|c| c.at == at).count() == 1;
     for call in candidate {
-        let Some(at) = (0..original.len()).find(|&i| !used[i] && original[i].at == call.at) else {
+        if !once(candidate, &call.at) || !once(original, &call.at) {
+            continue;
+        }
+        let Some(before) = original.iter().find(|c| c.at == call.at) else {
             continue;
         };
-        used[at] = true;
-        let before = &original[at];
         if let (Some(was), Some(now)) = (before.positional, call.positional)
             && was != now
         {
