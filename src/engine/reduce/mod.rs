@@ -215,10 +215,13 @@ impl Reduction<'_> {
     /// The calls the original makes into libraries on its failing path, with the kinds of
     /// the values it hands them (see [`crate::engine::kinds`]), from one run under the kinds
     /// runner; none for a failure that is not an exception, or a run that does not fail the
-    /// same way.
+    /// same way. Nor for a failed check (an `AssertionError`): what it compares is guarded by
+    /// its control and anchor, and whether the compared values require grad (a `no_grad`
+    /// block kept or dropped) does not make the check legal or not.
     fn kinds(&self, sig: &Signature) -> Result<Vec<crate::engine::kinds::Call>> {
-        if !matches!(sig, Signature::Exception { .. }) {
-            return Ok(Vec::new());
+        match sig {
+            Signature::Exception { class, .. } if !class.ends_with("AssertionError") => {}
+            _ => return Ok(Vec::new()),
         }
         let outcome = self
             .workers
