@@ -126,10 +126,15 @@ fn eager(script: &Script) -> Option<String> {
         };
         edits.push(Edit::replace(span(expr), replacement));
     }
+    outermost(text, edits)
+}
+
+/// `text` with `edits` made, an edit inside another's range (a compile or transform inside
+/// another's argument) left to the outer one; `None` when there are none.
+fn outermost(text: &str, mut edits: Vec<Edit>) -> Option<String> {
     if edits.is_empty() {
         return None;
     }
-    // A compile inside another compile's argument: the outer edit covers it.
     edits.sort_by_key(|e| (e.range.start, std::cmp::Reverse(e.range.end)));
     let mut kept: Vec<Edit> = Vec::new();
     for edit in edits {
@@ -204,19 +209,7 @@ fn untransformed(script: &Script) -> Option<String> {
         };
         edits.push(Edit::replace(span(expr), replacement));
     }
-    if edits.is_empty() {
-        return None;
-    }
-    // A transform inside another's argument: the outer edit covers it.
-    edits.sort_by_key(|e| (e.range.start, std::cmp::Reverse(e.range.end)));
-    let mut kept: Vec<Edit> = Vec::new();
-    for edit in edits {
-        if kept.last().is_some_and(|k| edit.range.end <= k.range.end) {
-            continue;
-        }
-        kept.push(edit);
-    }
-    apply_edits(text, &kept)
+    outermost(text, edits)
 }
 
 /// How many of the callables given to `torch.compile` the script also calls eagerly
