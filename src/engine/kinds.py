@@ -16,9 +16,12 @@
 # classes above it (`mro`), for a value with a `dtype` its family and for one with
 # `requires_grad` and `layout` (a tensor) what decides which code runs on it (`p`), and for a
 # list, tuple, set or dict the kinds of its items (`items`, each kind once). The report is the
-# last stderr line, after "scrub-kinds: ".
+# last stderr line, after "scrub-kinds: ". A number the failing call received that its message
+# quotes (`int() with base 10`) is part of its kind (`v`): the signature abstracts numbers so
+# that sizes may shrink, but a number the call was given and the message names is the call.
 import ast
 import json
+import re
 import sys
 import types
 
@@ -49,8 +52,13 @@ def class_name(cls):
     return "%s.%s" % (getattr(cls, "__module__", "?"), getattr(cls, "__qualname__", cls.__name__))
 
 
-def kind(value, script, depth=0):
-    """The kind of `value` (see the header)."""
+# A number in a message, not one inside a word or a size like `4x8`.
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+def kind(value, script, depth=0, quoted=()):
+    """The kind of `value` (see the header); `quoted` are the numbers its call's message
+    names."""
     if value is None:
         return {"c": "None"}
     if isinstance(value, types.ModuleType):
@@ -80,6 +88,8 @@ def kind(value, script, depth=0):
             if k not in seen:
                 seen.append(k)
         out["items"] = seen
+    if type(value) in (int, float) and repr(value) in quoted:
+        out["v"] = repr(value)
     return out
 
 
@@ -163,7 +173,7 @@ def evaluated(node, frame):
         return False, None
 
 
-def arguments(frame, script):
+def arguments(frame, script, quoted):
     """The kinds of the arguments of a library frame, by parameter name."""
     code = frame.f_code
     count = code.co_argcount + code.co_kwonlyargcount
@@ -174,10 +184,10 @@ def arguments(frame, script):
     if code.co_flags & 0x08:
         names.append(code.co_varnames[count])
     local = frame.f_locals
-    return {name: kind(local[name], script) for name in names if name in local}
+    return {name: kind(local[name], script, quoted=quoted) for name in names if name in local}
 
 
-def written(call, frame, script):
+def written(call, frame, script, quoted):
     """The kinds of the arguments the script wrote in `call` and that can be read again
     without running anything, by position (`0`, `1`) or keyword."""
     out = {}
@@ -185,12 +195,12 @@ def written(call, frame, script):
         if simple(arg):
             ok, value = evaluated(arg, frame)
             if ok:
-                out[str(i)] = kind(value, script)
+                out[str(i)] = kind(value, script, quoted=quoted)
     for keyword in call.keywords:
         if keyword.arg is not None and simple(keyword.value):
             ok, value = evaluated(keyword.value, frame)
             if ok:
-                out[keyword.arg] = kind(value, script)
+                out[keyword.arg] = kind(value, script, quoted=quoted)
     return out
 
 
@@ -227,6 +237,10 @@ def report(exc, path):
     except OSError:
         source = ""
     mine = lambda f: f.f_code.co_filename == path
+    try:
+        quoted = set(NUMBER.findall(str(exc)))
+    except Exception:
+        quoted = set()
     calls = []
     for i, frame in enumerate(frames):
         if not mine(frame):
@@ -237,7 +251,7 @@ def report(exc, path):
             name = getattr(code, "co_qualname", code.co_name)
             calls.append({
                 "at": "%s:%s" % (library(code.co_filename), name),
-                "args": arguments(inner, "__main__"),
+                "args": arguments(inner, "__main__", quoted),
                 "positional": positional(call_at(frame, source)),
             })
         elif inner is None:
@@ -246,12 +260,15 @@ def report(exc, path):
             if at is not None:
                 calls.append({
                     "at": at,
-                    "args": written(call, frame, "__main__"),
+                    "args": written(call, frame, "__main__", quoted),
                     "positional": positional(call),
                 })
-    # Only the innermost call's positional arguments are kept: the failing call.
+    # Only the innermost call's positional arguments and quoted numbers are kept: the failing
+    # call's.
     for call in calls[:-1]:
         call["positional"] = None
+        for k in call["args"].values():
+            k.pop("v", None)
     sys.stderr.write(MARK + json.dumps(calls) + "\n")
 
 

@@ -52,6 +52,9 @@ pub struct Kind {
     /// A container's items, each kind once.
     #[serde(default)]
     pub items: Option<Vec<Kind>>,
+    /// For the failing call, a number it received that its message quotes (`base 10`).
+    #[serde(rename = "v", default)]
+    pub value: Option<String>,
 }
 
 /// The calls into libraries that the run in `outcome` (under [`SOURCE`]) reported; `None`
@@ -112,10 +115,14 @@ impl Kind {
     /// the script defines, an instance of its base or a library subclass of it (a wrapper
     /// module inlined into the layer it wraps, a `Thread` subclass that adds nothing to the
     /// bug), unless that base is `object` (`object()` where a config stood); the same tensor
-    /// properties; and a container's items each admitted by one of the original's.
+    /// properties; the same number where the failing call's message quoted it; and a
+    /// container's items each admitted by one of the original's.
     pub fn admits(&self, other: &Kind) -> bool {
         if self.class == "None" || other.class == "None" {
             return true;
+        }
+        if self.value.is_some() && self.value != other.value {
+            return false;
         }
         let class = self.class == other.class
             || match self.class.strip_prefix("script:") {
@@ -150,6 +157,9 @@ impl fmt::Display for Kind {
             None => self.class.clone(),
         };
         write!(f, "{class}")?;
+        if let Some(value) = &self.value {
+            write!(f, " {value}")?;
+        }
         if !self.props.is_empty() {
             write!(f, " ({})", self.props.join(", "))?;
         }
@@ -231,6 +241,20 @@ mod tests {
     }
 
     #[test]
+    fn a_number_the_failing_call_received_and_its_message_quotes_stays() {
+        let original = calls_of("digits, base = '1d2b', 10\nint(digits, base)\n");
+        assert_eq!(original[0].at, "builtins.int");
+        assert_eq!(original[0].args["1"].value.as_deref(), Some("10"));
+        let other_base = calls_of("int('1d2b', 2)\n");
+        assert_eq!(
+            changed(&original, &other_base).as_deref(),
+            Some("builtins.int received 1 = builtins.int 2 where the original passed builtins.int 10")
+        );
+        let shorter = calls_of("int('1d', 10)\n");
+        assert_eq!(changed(&original, &shorter), None);
+    }
+
+    #[test]
     fn a_module_where_a_value_stood_and_a_shorter_list_of_the_same_kind() {
         let original =
             calls_of("import json\nd = {'a': [1, 2, 3]}\njson.dumps(d, indent=1.5, cls=1)\n");
@@ -250,18 +274,21 @@ mod tests {
             mro: vec!["torch.nn.modules.module.Module".into()],
             props: vec![],
             items: None,
+            value: None,
         };
         let linear = Kind {
             class: "torch.nn.modules.linear.Linear".into(),
             mro: vec!["torch.nn.modules.module.Module".into()],
             props: vec![],
             items: None,
+            value: None,
         };
         let bare = Kind {
             class: "torch.nn.modules.module.Module".into(),
             mro: vec![],
             props: vec![],
             items: None,
+            value: None,
         };
         assert!(own.admits(&linear));
         assert!(own.admits(&bare));
