@@ -40,7 +40,7 @@ fn a_derived_pure_case_takes_its_hand_version_and_refuses_its_near_miss() {
         .collect();
     assert!(!derived.is_empty(), "no pure case is reduced without --sig");
     let workers = warm_workers(Path::new(&python()), &derived[0].script());
-    let wrong = misjudged(&derived, &workers);
+    let wrong = misjudged(&derived, &workers, &|_, _| false);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 

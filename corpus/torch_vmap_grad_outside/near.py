@@ -1,3 +1,4 @@
-# the same message from a plain misuse: no vmap, the output simply never required grad
+# the same message from a plain misuse: the transform stays, but the weights never required grad
 import torch
-torch.autograd.grad(torch.ones(2).sum(), torch.ones(2, requires_grad=True))
+w = torch.ones(2)
+torch.func.vmap(lambda l: torch.autograd.grad(l, [w]))(w * 3)

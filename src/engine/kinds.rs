@@ -248,7 +248,9 @@ mod tests {
         let other_base = calls_of("int('1d2b', 2)\n");
         assert_eq!(
             changed(&original, &other_base).as_deref(),
-            Some("builtins.int received 1 = builtins.int 2 where the original passed builtins.int 10")
+            Some(
+                "builtins.int received 1 = builtins.int 2 where the original passed builtins.int 10"
+            )
         );
         let shorter = calls_of("int('1d', 10)\n");
         assert_eq!(changed(&original, &shorter), None);

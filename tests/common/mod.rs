@@ -296,9 +296,14 @@ impl Derived {
 
 /// For every derived case in `cases`, why its `near.py` (the same class and first line,
 /// another bug) is not refused as a near miss by the signature and anchor derived from its
-/// repro, or its `hand.py` not taken for the same failure: one line each, none when all are
-/// judged as they should. Every script runs on `workers`.
-pub fn misjudged(cases: &[&Case], workers: &Workers) -> Vec<String> {
+/// repro, nor by `refuses` (a case's control, which must pass for a candidate to count), or
+/// its `hand.py` not taken for the same failure: one line each, none when all are judged as
+/// they should. Every script runs on `workers`.
+pub fn misjudged(
+    cases: &[&Case],
+    workers: &Workers,
+    refuses: &dyn Fn(&Case, &str) -> bool,
+) -> Vec<String> {
     let read = |case: &Case, name: &str| {
         std::fs::read_to_string(case.dir.join(name))
             .unwrap_or_else(|e| panic!("{}: {name}: {e}", case.name))
@@ -335,6 +340,7 @@ pub fn misjudged(cases: &[&Case], workers: &Workers) -> Vec<String> {
         let sig = &derived.sig;
         match derived.judge(near, &runs[1], &kinds[1]) {
             Ok(false) => {}
+            Ok(true) if refuses(case, near) => {}
             Ok(true) => out.push(format!("{}: near.py was taken for {sig}", case.name)),
             Err(e) => out.push(format!(
                 "{}: near.py is not even a near miss:\n{e}",

@@ -15,9 +15,12 @@
 //!
 //! ## When it cannot apply
 //! A block emptied completely becomes `pass`, unless it is `pass` already; the module itself
-//! is never emptied (the empty script is checked once before reducing).
+//! is never emptied (the empty script is checked once before reducing). A block that yields
+//! may also become `yield from ()`: its function stays a generator that yields nothing
+//! (`__iter__` of a collection whose filter never holds), where `pass` would make it return
+//! `None`.
 
-use super::helpers::{dedup, delete_stmts, is_no_op, largest_first, short};
+use super::helpers::{dedup, delete_stmts, is_no_op, largest_first, replace_stmts, short, yields};
 use crate::edit::{Candidate, ends_line, lines_label, starts_line};
 use crate::pass::{Pass, PassInfo};
 use crate::python::{Script, all_bodies, span};
@@ -64,6 +67,11 @@ impl Pass for DeleteStatements {
                         format!("delete {what}")
                     };
                     out.push(Candidate::new(description, vec![edit]));
+                    if whole && yields(chunk) {
+                        let edit = replace_stmts(script, chunk, "yield from ()");
+                        let description = format!("replace {what} by `yield from ()`");
+                        out.push(Candidate::new(description, vec![edit]));
+                    }
                 }
                 if size == 1 {
                     break;
@@ -96,6 +104,29 @@ mod tests {
             .collect();
         let unique: std::collections::HashSet<&String> = texts.iter().collect();
         assert_eq!(unique.len(), texts.len(), "{texts:?}");
+    }
+
+    #[test]
+    fn a_body_that_yields_may_become_a_generator_that_yields_nothing() {
+        let text = "def f(s):\n    if s:\n        yield 0\nx = f(0)\n";
+        let texts: Vec<String> = candidates(text)
+            .iter()
+            .map(|c| c.apply(text).unwrap())
+            .collect();
+        assert!(
+            texts.contains(&"def f(s):\n    yield from ()\nx = f(0)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"def f(s):\n    pass\nx = f(0)\n".to_string()),
+            "{texts:?}"
+        );
+        let plain = "def f(s):\n    return s\n";
+        assert!(
+            candidates(plain)
+                .iter()
+                .all(|c| !c.description.contains("yield"))
+        );
     }
 
     #[test]

@@ -33,6 +33,10 @@
 //! - The uses: the class name bound again, or read anywhere but as the callee of a call
 //!   (`isinstance(x, C)`, a base of another class, `C.attr`), or called inside the class.
 //!
+//! A class that does something else but whose `__init__` does nothing (nothing at all, not
+//! even `super().__init__()`), under the same rules for its uses: the `__init__` goes and each
+//! `C(args)` becomes `C()`.
+//!
 //! An instance that later gets attributes set (`cfg.debug = True`) fails on `object()`: the
 //! oracle refuses that candidate and the class stays.
 
@@ -64,7 +68,8 @@ impl Pass for DropEmptyClasses {
             .body()
             .iter()
             .filter_map(|stmt| match stmt {
-                Stmt::ClassDef(class) => drop_class(script, &scopes, &exprs, stmt, class),
+                Stmt::ClassDef(class) => drop_class(script, &scopes, &exprs, stmt, class)
+                    .or_else(|| drop_init(script, &scopes, &exprs, stmt, class)),
                 _ => None,
             })
             .collect()
@@ -100,28 +105,13 @@ fn drop_class(
 
     let name = class.name.as_str();
     let class_range = span(stmt);
-    let occurrences: Vec<_> = scopes
-        .occurrences
-        .iter()
-        .filter(|o| o.name == name)
-        .collect();
-    if occurrences.iter().filter(|o| o.binds).count() != 1 {
-        return None;
-    }
-    let mut edits = Vec::new();
-    for read in occurrences.iter().filter(|o| !o.binds) {
-        if class_range.contains(&read.range.start) {
-            return None;
-        }
-        let call = exprs.iter().find_map(|e| match e {
-            Expr::Call(c) if span(c.func.as_ref()) == read.range => Some(c),
-            _ => None,
-        })?;
-        edits.push(match &replacement {
-            None => Edit::replace(read.range.clone(), base.clone()),
+    let mut edits: Vec<Edit> = calls_of(scopes, exprs, name, &class_range)?
+        .into_iter()
+        .map(|call| match &replacement {
+            None => Edit::replace(span(call.func.as_ref()), base.clone()),
             Some(whole) => Edit::replace(span(call), whole.clone()),
-        });
-    }
+        })
+        .collect();
     // `C(C())` becomes `B()` whole: a call inside one that goes needs no edit of its own.
     let whole: Vec<_> = edits.iter().map(|e| e.range.clone()).collect();
     edits.retain(|e| {
@@ -139,6 +129,81 @@ fn drop_class(
         format!(
             "drop class {name} at {}, its instances `{made}`",
             lines_label(text, &class_range)
+        ),
+        edits,
+    ))
+}
+
+/// The calls that build class `name` defined at `class_range`: `None` when the name is bound
+/// again or read other than as a callee outside the class.
+fn calls_of<'a>(
+    scopes: &Scopes,
+    exprs: &[&'a Expr],
+    name: &str,
+    class_range: &std::ops::Range<usize>,
+) -> Option<Vec<&'a ast::ExprCall>> {
+    let occurrences: Vec<_> = scopes
+        .occurrences
+        .iter()
+        .filter(|o| o.name == name)
+        .collect();
+    if occurrences.iter().filter(|o| o.binds).count() != 1 {
+        return None;
+    }
+    occurrences
+        .iter()
+        .filter(|o| !o.binds)
+        .map(|read| {
+            if class_range.contains(&read.range.start) {
+                return None;
+            }
+            exprs.iter().find_map(|e| match e {
+                Expr::Call(c) if span(c.func.as_ref()) == read.range => Some(c),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+/// A class that does something but whose `__init__` does nothing: the `__init__` goes, and
+/// each `C(args)` becomes `C()` (the arguments went nowhere).
+fn drop_init(
+    script: &Script,
+    scopes: &Scopes,
+    exprs: &[&Expr],
+    stmt: &Stmt,
+    class: &ast::StmtClassDef,
+) -> Option<Candidate> {
+    if empty_init(class).is_some() {
+        // The whole class goes instead.
+        return None;
+    }
+    let init = class
+        .body
+        .iter()
+        .find(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == "__init__"))?;
+    let Stmt::FunctionDef(f) = init else {
+        return None;
+    };
+    if f.is_async || !f.decorator_list.is_empty() || !matches!(super_arguments(f)?, Init::Empty) {
+        return None;
+    }
+    let text = script.text();
+    let name = class.name.as_str();
+    let mut edits: Vec<Edit> = calls_of(scopes, exprs, name, &span(stmt))?
+        .into_iter()
+        .filter(|call| !call.arguments.is_empty())
+        .map(|call| Edit::replace(span(&call.arguments), "()"))
+        .collect();
+    if edits.is_empty() {
+        return None;
+    }
+    let range = span(init);
+    edits.push(Edit::delete(deletion_range(text, range.clone())));
+    Some(Candidate::new(
+        format!(
+            "drop {name}.__init__ at {}, which does nothing, and its calls' arguments",
+            lines_label(text, &range)
         ),
         edits,
     ))
@@ -270,6 +335,27 @@ w = Worker(queue.Queue(), None)
 w.join()
 ";
         assert_eq!(results(text), ["w = threading.Thread()\nw.join()\n"]);
+    }
+
+    #[test]
+    fn an_init_that_does_nothing_goes_with_its_calls_arguments() {
+        let text = "\
+class Readings:
+    def __init__(self, samples, start):
+        pass
+
+    def __iter__(self):
+        yield from ()
+statistics.mean(Readings(log.samples, 1))
+";
+        assert_eq!(
+            results(text),
+            [
+                "class Readings:\n\n    def __iter__(self):\n        yield from ()\nstatistics.mean(Readings())\n"
+            ]
+        );
+        let sets = "class R:\n    def __init__(self, n):\n        self.n = n\n    def f(self): pass\nR(1)\n";
+        assert!(results(sets).is_empty());
     }
 
     #[test]

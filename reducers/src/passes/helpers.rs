@@ -8,7 +8,9 @@ use crate::edit::{
     Candidate, Edit, apply_edits_within, comments_above, deletion_range, indent_at, line_end,
     line_start, reindent, starts_line,
 };
-use crate::python::{Expr, Ranged, Script, Stmt, all_exprs, ast, is_valid, span};
+use crate::python::{
+    Expr, Ranged, Script, SourceOrderVisitor, Stmt, all_exprs, ast, is_valid, source_order, span,
+};
 
 /// The name of the first parameter of a method: its `self`.
 pub(crate) fn first_param(f: &ast::StmtFunctionDef) -> Option<&str> {
@@ -71,18 +73,61 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 /// the whole body of a compound statement, the body becomes `pass` so that it still parses.
 /// Either way the comment lines directly above the statements go with them.
 pub(crate) fn delete_stmts(script: &Script, stmts: &[Stmt], whole_body: bool) -> Edit {
+    if !whole_body {
+        let range = stmts[0].start().to_usize()..stmts[stmts.len() - 1].end().to_usize();
+        return Edit::delete(deletion_range(script.text(), range));
+    }
+    replace_stmts(script, stmts, "pass")
+}
+
+/// The edit that puts the one statement `filler` in place of `stmts` (and the comments
+/// above them).
+pub(crate) fn replace_stmts(script: &Script, stmts: &[Stmt], filler: &str) -> Edit {
     let text = script.text();
     let range = stmts[0].start().to_usize()..stmts[stmts.len() - 1].end().to_usize();
-    if !whole_body {
-        return Edit::delete(deletion_range(text, range));
-    }
     if starts_line(text, range.start) {
         let indent = indent_at(text, range.start);
         let lines = comments_above(text, line_start(text, range.start))..line_end(text, range.end);
-        Edit::replace(lines, format!("{indent}pass\n"))
+        Edit::replace(lines, format!("{indent}{filler}\n"))
     } else {
-        Edit::replace(range, "pass")
+        Edit::replace(range, filler)
     }
+}
+
+/// Whether `body` yields outside nested functions, classes and lambdas: the function it
+/// belongs to is a generator.
+pub(crate) fn yields(body: &[Stmt]) -> bool {
+    suspends(body, false)
+}
+
+/// Whether `body` yields, or with `awaits` awaits, outside nested functions, classes and
+/// lambdas.
+pub(crate) fn suspends(body: &[Stmt], awaits: bool) -> bool {
+    struct Finds {
+        awaits: bool,
+        found: bool,
+    }
+    impl<'a> SourceOrderVisitor<'a> for Finds {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                source_order::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Yield(_) | Expr::YieldFrom(_) => self.found = true,
+                Expr::Await(_) if self.awaits => self.found = true,
+                Expr::Lambda(_) => {}
+                _ => source_order::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut finds = Finds {
+        awaits,
+        found: false,
+    };
+    finds.visit_body(body);
+    finds.found
 }
 
 /// The edit that removes statement `i` of `body`: `pass` takes its place when it is all that

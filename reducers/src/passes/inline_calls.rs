@@ -1219,24 +1219,7 @@ fn is_inert(expr: &Expr) -> bool {
 /// Whether `body` yields or awaits outside nested functions, classes and lambdas: calling
 /// such a function does not run its body, and the body does not compile at module level.
 fn is_generator(body: &[Stmt]) -> bool {
-    struct Finds(bool);
-    impl<'a> SourceOrderVisitor<'a> for Finds {
-        fn visit_stmt(&mut self, stmt: &'a Stmt) {
-            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
-                source_order::walk_stmt(self, stmt);
-            }
-        }
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            match expr {
-                Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) => self.0 = true,
-                Expr::Lambda(_) => {}
-                _ => source_order::walk_expr(self, expr),
-            }
-        }
-    }
-    let mut finds = Finds(false);
-    finds.visit_body(body);
-    finds.0
+    super::helpers::suspends(body, true)
 }
 
 /// Whether a `return` is reached in `stmt` outside nested functions and classes.
