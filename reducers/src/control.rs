@@ -22,6 +22,7 @@
 
 use std::collections::HashSet;
 
+use crate::edit::line_of;
 use crate::edit::{Edit, apply_edits, line_end, line_start};
 use crate::python::{
     Expr, PythonVersion, Script, Stmt, all_bodies, all_exprs, ast, is_atomic, span,
@@ -322,11 +323,30 @@ pub fn custom_calls(script: &Script) -> Vec<String> {
 
 /// Every torch call and method call the script makes anywhere, in [`custom_calls`]'s terms.
 pub fn calls_made(script: &Script) -> HashSet<String> {
+    calls_where(script, |_| true)
+}
+
+/// The calls of [`calls_made`] on the lines (1-based) that a run of the script ran: the
+/// custom code's calls still run, not only still written (in a class nothing builds any
+/// more, a function nothing calls).
+pub fn calls_run(script: &Script, lines: &HashSet<usize>) -> HashSet<String> {
+    let text = script.text();
+    calls_where(script, |call| {
+        let range = span(call);
+        let (first, last) = (line_of(text, range.start), line_of(text, range.end));
+        (first..=last).any(|line| lines.contains(&line))
+    })
+}
+
+fn calls_where(script: &Script, keep: impl Fn(&ast::ExprCall) -> bool) -> HashSet<String> {
     let imports = torch_imports(script);
     all_exprs(script.body())
         .into_iter()
         .filter_map(|e| {
             let Expr::Call(c) = e else { return None };
+            if !keep(c) {
+                return None;
+            }
             match (torch_path(&imports, &c.func), &*c.func) {
                 (Some(path), _) => Some(path),
                 (None, Expr::Attribute(a)) => Some(format!(".{}", a.attr)),
@@ -465,8 +485,10 @@ fn compared(script: &Script) -> Compared<'_> {
             (false, true) => out.own.push((b, a)),
             (true, true) => {
                 let library = |e: &Expr| torch_path(&imports, e).is_some();
-                out.own
-                    .extend(passed_suspect(script, a, b, &own, library, &bindings));
+                out.own.extend(
+                    passed_suspect(script, a, b, &own, &library, &bindings)
+                        .or_else(|| twin_calls(script, &own, &library)),
+                );
             }
             _ if calls_own(a, &own) || calls_own(b, &own) => {}
             _ => match (library(a), library(b)) {
@@ -489,16 +511,79 @@ fn passed_suspect<'a>(
     a: &'a Expr,
     b: &'a Expr,
     own: &HashSet<String>,
-    library: impl Fn(&Expr) -> bool,
+    library: &dyn Fn(&Expr) -> bool,
     bindings: &[(&'a str, &'a Expr)],
 ) -> Option<(&'a Expr, &'a Expr)> {
     let (x, y) = only_difference(script, a, b, bindings, 8)?;
+    own_against_library(x, y, own, library)
+}
+
+/// `(x, y)` as (the script's class or function, the library's), in either order.
+fn own_against_library<'a>(
+    x: &'a Expr,
+    y: &'a Expr,
+    own: &HashSet<String>,
+    library: &dyn Fn(&Expr) -> bool,
+) -> Option<(&'a Expr, &'a Expr)> {
     let own_name = |e: &Expr| matches!(e, Expr::Name(n) if own.contains(n.id.as_str()));
     match (own_name(x) && library(y), own_name(y) && library(x)) {
         (true, false) => Some((x, y)),
         (false, true) => Some((y, x)),
         _ => None,
     }
+}
+
+/// Where the sides' data flow cannot be followed (built by a helper that returns both, names
+/// bound more than once), two calls of the same callee anywhere in the script that differ in
+/// one argument only, the script's class or function in one and the library's in the other:
+/// `Block(cfg, FastLayerNorm)` and `Block(cfg, nn.LayerNorm)`.
+fn twin_calls<'a>(
+    script: &'a Script,
+    own: &HashSet<String>,
+    library: &dyn Fn(&Expr) -> bool,
+) -> Option<(&'a Expr, &'a Expr)> {
+    let calls: Vec<&ast::ExprCall> = all_exprs(script.body())
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) if !c.arguments.is_empty() => Some(c),
+            _ => None,
+        })
+        .collect();
+    let slice = |e: &Expr| script.slice(e);
+    for (i, x) in calls.iter().enumerate() {
+        for y in &calls[i + 1..] {
+            if slice(&x.func) != slice(&y.func)
+                || x.arguments.args.len() != y.arguments.args.len()
+                || x.arguments.keywords.len() != y.arguments.keywords.len()
+            {
+                continue;
+            }
+            let pairs: Vec<(&Expr, &Expr)> = x
+                .arguments
+                .args
+                .iter()
+                .zip(&y.arguments.args)
+                .chain(
+                    x.arguments
+                        .keywords
+                        .iter()
+                        .zip(&y.arguments.keywords)
+                        .filter(|(k, l)| k.arg == l.arg)
+                        .map(|(k, l)| (&k.value, &l.value)),
+                )
+                .collect();
+            let differing: Vec<_> = pairs
+                .into_iter()
+                .filter(|(a, b)| slice(a) != slice(b))
+                .collect();
+            if let [(a, b)] = differing.as_slice()
+                && let Some(pair) = own_against_library(a, b, own, library)
+            {
+                return Some(pair);
+            }
+        }
+    }
+    None
 }
 
 /// Where two expressions of the same shape differ, when they differ in one place only: calls
@@ -769,6 +854,55 @@ pub(crate) fn comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
     compared(script).own
 }
 
+/// The statements of the computation each comparison's custom side runs, with their
+/// whitespace removed: the body of the function it calls, or of the `forward` (`__call__`) of
+/// the class it builds or is passed. Where no control tells the custom code's bug from
+/// another, the code itself is the bug: every candidate keeps these statements as they are
+/// (see [`keeps_code`]).
+pub fn custom_code(script: &Script) -> Vec<String> {
+    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
+    let bindings = single_bindings(script);
+    let class_body = |name: &str| {
+        stmts.iter().find_map(|s| match s {
+            Stmt::ClassDef(c) if c.name.as_str() == name => c.body.iter().find_map(|m| match m {
+                Stmt::FunctionDef(f) if ["forward", "__call__"].contains(&f.name.as_str()) => {
+                    Some(&f.body[..])
+                }
+                _ => None,
+            }),
+            Stmt::FunctionDef(f) if f.name.as_str() == name => Some(&f.body[..]),
+            _ => None,
+        })
+    };
+    let mut out: Vec<String> = comparisons(script)
+        .into_iter()
+        .filter_map(|(custom, _)| match custom {
+            Expr::Name(n) => class_body(n.id.as_str()),
+            Expr::Call(c) => callee(&c.func, &stmts, &bindings).map(|(f, _)| &f.body[..]),
+            _ => None,
+        })
+        .flatten()
+        .filter(|s| !matches!(s, Stmt::Expr(e) if crate::python::is_literal(&e.value)))
+        .map(|s| squeezed(script.slice(s)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether `script` still holds each of `code` (see [`custom_code`]); the first it lost.
+pub fn keeps_code<'a>(script: &Script, code: &'a [String]) -> Result<(), &'a str> {
+    let text = squeezed(script.text());
+    match code.iter().find(|c| !text.contains(c.as_str())) {
+        Some(lost) => Err(lost),
+        None => Ok(()),
+    }
+}
+
+fn squeezed(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
 /// Whether `expr` is a call of a function the script defines only to call the library, the
 /// reference of a test (`def reference(x, w, b): return F.layer_norm(x, …)`): its body is one
 /// `return` of a torch call whose arguments call nothing.
@@ -895,6 +1029,32 @@ mod tests {
             custom_calls(&script),
             [".mean", ".var", "torch.rsqrt"],
             "the custom class's own code"
+        );
+    }
+
+    #[test]
+    fn a_class_passed_to_twin_calls_is_the_suspect_where_the_sides_come_from_a_helper() {
+        let text = "import torch\nimport torch.nn as nn\nclass FastLN(nn.Module):\n    def forward(self, x):\n        m = x.mean(-1, keepdim=True)\n        return x - m\nclass Block(nn.Module):\n    def __init__(self, d, norm):\n        super().__init__()\n        self.norm = norm(d)\n    def forward(self, x):\n        return self.norm(x)\ndef pair():\n    fast = Block(4, FastLN)\n    ref = Block(4, nn.LayerNorm)\n    return fast, ref\nfast, ref = pair()\nassert torch.allclose(fast(x), ref(x))\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        let [(custom, reference)] = comparisons(&script)[..] else {
+            panic!("one comparison");
+        };
+        assert_eq!(script.slice(custom), "FastLN");
+        assert_eq!(script.slice(reference), "nn.LayerNorm");
+        let code = custom_code(&script);
+        assert_eq!(code, ["m=x.mean(-1,keepdim=True)", "returnx-m"]);
+        assert_eq!(keeps_code(&script, &code), Ok(()));
+        let cut = Script::parse(
+            &text.replace("        return x - m\n", "        return x\n"),
+            PythonVersion::PY311,
+        )
+        .unwrap();
+        assert_eq!(keeps_code(&cut, &code), Err("returnx-m"));
+        let lines: HashSet<usize> = [5, 17, 18].into();
+        let ran = calls_run(&script, &lines);
+        assert!(
+            ran.contains(".mean") && !ran.contains("torch.nn.LayerNorm"),
+            "{ran:?}"
         );
     }
 

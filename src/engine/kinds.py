@@ -26,13 +26,32 @@ import sys
 import types
 
 MARK = "\nscrub-kinds: "
+LINES_MARK = "\nscrub-lines: "
+# Set in the runner that also reports the lines of the script that ran (`scrub-lines: `):
+# the guard of a custom implementation that no control guards reads them.
+LINES = False
+RAN = set()
 # How deep containers are followed, and how many of their items are looked at.
 DEPTH = 3
 ITEMS = 16
 
 
 def instrument(source, path, globals_):
-    """The script as it is: the report reads the traceback, not what the code computed."""
+    """The script as it is: the report reads the traceback, not what the code computed. With
+    `LINES`, the lines of the script that run are recorded from here on."""
+    if LINES:
+        def local(frame, event, arg):
+            if event == "line":
+                RAN.add(frame.f_lineno)
+            return local
+
+        def call(frame, event, arg):
+            if frame.f_code.co_filename != path:
+                return None
+            RAN.add(frame.f_lineno)
+            return local
+
+        sys.settrace(call)
     return compile(source, path, "exec")
 
 
@@ -225,7 +244,11 @@ def positional(call):
 
 
 def report(exc, path):
-    """Writes the calls into libraries on `exc`'s traceback (see the header)."""
+    """Writes the calls into libraries on `exc`'s traceback (see the header), and with
+    `LINES` the lines of the script that ran."""
+    sys.settrace(None)
+    if LINES:
+        sys.stderr.write(LINES_MARK + json.dumps(sorted(RAN)) + "\n")
     frames = []
     tb = exc.__traceback__
     while tb is not None:

@@ -17,11 +17,30 @@ use crate::engine::process::Outcome;
 /// The runner, run as `python -c SOURCE` or loaded by a warm worker as its probe.
 pub const SOURCE: &str = include_str!("kinds.py");
 const MARK: &str = "scrub-kinds: ";
+const LINES_MARK: &str = "scrub-lines: ";
 
-/// The cache key of the run of `text` under the runner: it names the runner, whose report
-/// changes with it.
-pub fn cache_text(text: &str) -> String {
-    format!("\0kinds\0{SOURCE}\0{text}")
+/// The runner that also reports the lines of the script that ran (see [`lines`]).
+pub fn traced() -> &'static str {
+    static TRACED: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| SOURCE.replacen("LINES = False", "LINES = True", 1));
+    &TRACED
+}
+
+/// The cache key of the run of `text` under the runner `source`: it names the runner, whose
+/// report changes with it.
+pub fn cache_text(source: &str, text: &str) -> String {
+    format!("\0kinds\0{source}\0{text}")
+}
+
+/// The lines of the script that ran, as the [`traced`] runner reported them; `None` when it
+/// reported none (the run did not end in an exception).
+pub fn lines(outcome: &Outcome) -> Option<std::collections::HashSet<usize>> {
+    let report = outcome
+        .stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(LINES_MARK))?;
+    serde_json::from_str(report).ok()
 }
 
 /// One call from the script into a library on the failing path.

@@ -46,6 +46,10 @@ pub(crate) struct Control {
     /// computes, the input itself included: without this, `x` compared with `softplus(x)`
     /// would stand for a broken softplus.
     pub(crate) custom_calls: Vec<String>,
+    /// For a custom implementation whose control does not run: the statements of its
+    /// computation, which every candidate keeps as they are (see
+    /// `scrub_reducers::control::custom_code`).
+    pub(crate) custom_code: Vec<String>,
 }
 
 impl Control {
@@ -69,6 +73,7 @@ impl Control {
             runs: true,
             mismatch: true,
             custom_calls,
+            custom_code: Vec::new(),
             reference_calls: custom
                 .map(scrub_reducers::control::reference_calls)
                 .unwrap_or_default(),
@@ -85,6 +90,9 @@ impl Control {
     pub(crate) fn unrun(original: &str, version: PythonVersion) -> Control {
         Control {
             runs: false,
+            custom_code: Script::parse(original, version)
+                .map(|s| scrub_reducers::control::custom_code(&s))
+                .unwrap_or_default(),
             ..Control::new(Suspect::Custom, None, original, version)
         }
     }
@@ -115,6 +123,9 @@ impl Control {
             }
             if scrub_reducers::control::hollow_customs(script) > self.hollow_customs {
                 return Some("the script's own computation no longer reads its input".into());
+            }
+            if let Err(lost) = scrub_reducers::control::keeps_code(script, &self.custom_code) {
+                return Some(format!("the custom code no longer holds `{lost}`"));
             }
             let made = scrub_reducers::control::calls_made(script);
             if let Some(call) = self.custom_calls.iter().find(|c| !made.contains(*c)) {
@@ -151,6 +162,12 @@ pub(crate) struct Criteria {
     /// the values it hands them (see [`crate::engine::kinds`]): a candidate's calls must keep
     /// them. Empty when nothing is checked.
     pub(crate) kinds: Vec<kinds::Call>,
+    /// For a custom implementation that no control guards: the calls of its custom code that
+    /// ran in the original's failing run, which must run in every candidate's (see
+    /// `scrub_reducers::control::calls_run`). Empty when nothing is checked.
+    pub(crate) custom_run: Vec<String>,
+    /// The Python version the scripts are parsed as.
+    pub(crate) version: PythonVersion,
 }
 
 impl Criteria {
@@ -172,6 +189,29 @@ impl Criteria {
     pub(crate) fn kinds_changed(&self, outcome: &Outcome) -> Option<String> {
         let calls = kinds::calls(outcome)?;
         kinds::changed(&self.kinds, &calls)
+    }
+
+    /// Why the run of `text` under the kinds runner shows that the custom code no longer
+    /// runs: a call of it that ran in the original ran on none of `text`'s lines.
+    pub(crate) fn custom_lost(&self, text: &str, outcome: &Outcome) -> Option<String> {
+        if self.custom_run.is_empty() {
+            return None;
+        }
+        let ran = kinds::lines(outcome)
+            .zip(Script::parse(text, self.version))
+            .map(|(lines, script)| scrub_reducers::control::calls_run(&script, &lines))
+            .unwrap_or_default();
+        let call = self.custom_run.iter().find(|c| !ran.contains(*c))?;
+        Some(format!("the custom code's {call} no longer runs"))
+    }
+
+    /// The runner a text that failed the same way runs under next, when its path is checked.
+    pub(crate) fn runner(&self) -> Option<&'static str> {
+        match (self.kinds.is_empty(), self.custom_run.is_empty()) {
+            (true, true) => None,
+            (_, true) => Some(kinds::SOURCE),
+            (_, false) => Some(kinds::traced()),
+        }
     }
 }
 
@@ -317,7 +357,7 @@ impl<'a> ProcessOracle<'a> {
             }
             (None, Some(_)) => {
                 self.kinds_calls += 1;
-                (judging.text.clone(), Some(kinds::SOURCE))
+                (judging.text.clone(), self.criteria.runner())
             }
             (None, None) => (judging.text.clone(), None),
         };
@@ -364,10 +404,10 @@ impl<'a> ProcessOracle<'a> {
     /// The text of `judging` failed the same way: its calls into libraries are checked next,
     /// when the original's are known (from the cache, or a run under the kinds runner).
     fn failed_the_same_way(&mut self, mut judging: Judging) {
-        if self.criteria.kinds.is_empty() {
+        let Some(runner) = self.criteria.runner() else {
             return self.kinds_kept(judging);
-        }
-        let key = self.cache.key(&kinds::cache_text(&judging.text));
+        };
+        let key = self.cache.key(&kinds::cache_text(runner, &judging.text));
         match self.cache.get(&key) {
             Some(outcome) => {
                 self.hits += 1;
@@ -383,14 +423,17 @@ impl<'a> ProcessOracle<'a> {
     /// The run of `judging` under the kinds runner ended with `outcome`: a near miss when its
     /// calls into libraries received values of another kind.
     fn kinds_ran(&mut self, judging: Judging, outcome: &Outcome) {
-        match self.criteria.kinds_changed(outcome) {
-            Some(why) => {
-                self.near_misses += 1;
-                self.kind_misses += 1;
-                self.run_dir.log(format!("near miss: kinds: {why}"));
-                self.judged.push_back((judging.text, false));
-            }
-            None => self.kinds_kept(judging),
+        if let Some(why) = self.criteria.kinds_changed(outcome) {
+            self.near_misses += 1;
+            self.kind_misses += 1;
+            self.run_dir.log(format!("near miss: kinds: {why}"));
+            self.judged.push_back((judging.text, false));
+        } else if let Some(why) = self.criteria.custom_lost(&judging.text, outcome) {
+            self.control_misses += 1;
+            self.run_dir.log(format!("near miss: {why}"));
+            self.judged.push_back((judging.text, false));
+        } else {
+            self.kinds_kept(judging);
         }
     }
 

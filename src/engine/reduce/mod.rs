@@ -24,6 +24,7 @@ use anyhow::{Result, bail};
 use crate::engine::cache;
 use crate::engine::console::Console;
 use crate::engine::interpreter::Interpreter;
+use crate::engine::kinds::Call;
 use crate::engine::oracle::{Control, Criteria};
 use crate::engine::process::Outcome;
 use crate::engine::rundir::RunDir;
@@ -171,13 +172,15 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
     };
     reduction.set_timeout(&base);
     let (guard, anchor) = reduction.guard(&base)?;
-    let kinds = reduction.kinds(&base.signature)?;
+    let (kinds, custom_run) = reduction.kept_path(&base.signature, &guard)?;
     Ok(Some(Settled {
         criteria: Criteria {
             sig: base.signature,
             anchor,
             attempts: base.attempts,
             kinds,
+            custom_run,
+            version: reduction.interp.parser_version,
         },
         control: guard.control,
         python: reduction.interp.path,
@@ -212,24 +215,45 @@ impl Reduction<'_> {
         Ok((guard, anchor))
     }
 
-    /// The calls the original makes into libraries on its failing path, with the kinds of
-    /// the values it hands them (see [`crate::engine::kinds`]), from one run under the kinds
-    /// runner; none for a failure that is not an exception, or a run that does not fail the
-    /// same way. Nor for a failed check (an `AssertionError`): what it compares is guarded by
-    /// its control and anchor, and whether the compared values require grad (a `no_grad`
-    /// block kept or dropped) does not make the check legal or not.
-    fn kinds(&self, sig: &Signature) -> Result<Vec<crate::engine::kinds::Call>> {
-        match sig {
-            Signature::Exception { class, .. } if !class.ends_with("AssertionError") => {}
-            _ => return Ok(Vec::new()),
+    /// What the original's failing run shows that every candidate's must keep, from one run
+    /// under the kinds runner (see [`crate::engine::kinds`]): the calls it makes into
+    /// libraries on its failing path, with the kinds of the values it hands them; and, for a
+    /// custom implementation that no control guards, the calls of its custom code that ran.
+    /// No kinds for a failure that is not an exception, or a run that does not fail the same
+    /// way; nor for a failed check (an `AssertionError`): what it compares is guarded by its
+    /// control and anchor, and whether the compared values require grad (a `no_grad` block
+    /// kept or dropped) does not make the check legal or not.
+    fn kept_path(&self, sig: &Signature, guard: &Guard) -> Result<(Vec<Call>, Vec<String>)> {
+        let check_kinds =
+            matches!(sig, Signature::Exception { class, .. } if !class.ends_with("AssertionError"));
+        let mut custom = match &guard.control {
+            Some(control) if !control.runs => control.custom_calls.clone(),
+            _ => Vec::new(),
+        };
+        if !check_kinds && custom.is_empty() {
+            return Ok(Default::default());
         }
-        let outcome = self
-            .workers
-            .probe(&self.start, crate::engine::kinds::SOURCE)?;
+        let source = match custom.is_empty() {
+            true => crate::engine::kinds::SOURCE,
+            false => crate::engine::kinds::traced(),
+        };
+        let outcome = self.workers.probe(&self.start, source)?;
         if sig.judge(&outcome) != Verdict::Same {
-            return Ok(Vec::new());
+            return Ok(Default::default());
         }
-        Ok(crate::engine::kinds::calls(&outcome).unwrap_or_default())
+        let kinds = match check_kinds {
+            true => crate::engine::kinds::calls(&outcome).unwrap_or_default(),
+            false => Vec::new(),
+        };
+        let ran = crate::engine::kinds::lines(&outcome)
+            .zip(scrub_reducers::Script::parse(
+                &self.start,
+                self.interp.parser_version,
+            ))
+            .map(|(lines, script)| scrub_reducers::control::calls_run(&script, &lines))
+            .unwrap_or_default();
+        custom.retain(|c| ran.contains(c));
+        Ok((kinds, custom))
     }
 
     /// What the reduction stands on, once the original fails as `base` says: the candidates'
@@ -253,7 +277,7 @@ impl Reduction<'_> {
         };
         self.clock.lap("warm-up");
         let (guard, anchor) = self.guard(&base)?;
-        let kinds = self.kinds(&sig)?;
+        let (kinds, custom_run) = self.kept_path(&sig, &guard)?;
         let run_dir = RunDir::create(
             &self
                 .options
@@ -278,6 +302,8 @@ impl Reduction<'_> {
                 anchor,
                 attempts: base.attempts,
                 kinds,
+                custom_run,
+                version: self.interp.parser_version,
             },
             base,
             guard,

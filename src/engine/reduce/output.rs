@@ -154,6 +154,12 @@ impl Reduction<'_> {
                 ""
             }
         ));
+        if !ground.criteria.custom_run.is_empty() {
+            run_dir.log(format!(
+                "control: the custom code's statements stay as written, and these of its calls, which ran in the original, run in every candidate: {}",
+                ground.criteria.custom_run.join(", ")
+            ));
+        }
         run_dir.log(format!(
             "workers: {} {}, {}",
             workers.jobs,
