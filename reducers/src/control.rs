@@ -1045,7 +1045,7 @@ mod tests {
         assert_eq!(code, ["m=x.mean(-1,keepdim=True)", "returnx-m"]);
         assert_eq!(keeps_code(&script, &code), Ok(()));
         let cut = Script::parse(
-            &text.replace("        return x - m\n", "        return x\n"),
+            text.replace("        return x - m\n", "        return x\n"),
             PythonVersion::PY311,
         )
         .unwrap();
