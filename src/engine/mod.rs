@@ -29,6 +29,7 @@ pub mod minifier;
 pub mod naming;
 pub(crate) mod oracle;
 pub mod output;
+pub mod pointed;
 pub mod probe;
 pub mod process;
 pub mod ray;

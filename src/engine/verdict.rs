@@ -297,6 +297,11 @@ pub struct Anchor {
     /// did, between the same characters (`expected 18831 cents`, not `expected {'': 18831}
     /// cents`), so that what the check compares keeps its kind.
     pub message: String,
+    /// The expression a compile error points at in the script (see
+    /// [`crate::engine::pointed`]), which a candidate's must point at too.
+    pub pointed: Option<String>,
+    /// The script's tests that refine what that expression reads, which a candidate keeps.
+    pub refined: Vec<String>,
 }
 
 impl Anchor {
@@ -327,12 +332,19 @@ impl Anchor {
             }
             _ => (Vec::new(), Vec::new()),
         };
+        let pointed = crate::engine::pointed::pointed(&outcome.stderr);
+        let refined = pointed
+            .as_deref()
+            .map(|code| crate::engine::pointed::refinements(text, code))
+            .unwrap_or_default();
         Anchor {
             site,
             through,
             computed,
             figures,
             message,
+            pointed,
+            refined,
         }
     }
 
@@ -347,6 +359,18 @@ impl Anchor {
                     "raised at {}, not at {site}",
                     got.as_deref().unwrap_or("the script itself")
                 ));
+            }
+        }
+        if let Some(code) = &self.pointed {
+            let got = crate::engine::pointed::pointed(&outcome.stderr);
+            if got.as_ref() != Some(code) {
+                return Some(format!(
+                    "the error points at {}, not at {code}",
+                    got.as_deref().unwrap_or("no code")
+                ));
+            }
+            if let Some(lost) = crate::engine::pointed::lost(text, &self.refined) {
+                return Some(format!("the test {lost} of what the error points at is gone"));
             }
         }
         if !self.through.is_empty() {
