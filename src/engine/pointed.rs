@@ -11,7 +11,9 @@
 /// `None` without a marker.
 pub fn pointed(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().collect();
-    let at = (1..lines.len()).rev().find(|&i| lines[i].contains("<--- HERE"))?;
+    let at = (1..lines.len())
+        .rev()
+        .find(|&i| lines[i].contains("<--- HERE"))?;
     let (marker, source) = (lines[at], lines[at - 1]);
     let start = marker.find('~')?;
     let end = marker.rfind('~')? + 1;
@@ -24,7 +26,11 @@ pub fn pointed(stderr: &str) -> Option<String> {
 pub fn refinements(text: &str, code: &str) -> Vec<String> {
     let chains: Vec<&str> = code
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .filter(|c| c.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'))
+        .filter(|c| {
+            c.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+        })
         .collect();
     let mut out = Vec::new();
     for line in text.lines() {

@@ -370,7 +370,9 @@ impl Anchor {
                 ));
             }
             if let Some(lost) = crate::engine::pointed::lost(text, &self.refined) {
-                return Some(format!("the test {lost} of what the error points at is gone"));
+                return Some(format!(
+                    "the test {lost} of what the error points at is gone"
+                ));
             }
         }
         if !self.through.is_empty() {
