@@ -899,7 +899,8 @@ pub fn keeps_code<'a>(script: &Script, code: &'a [String]) -> Result<(), &'a str
     }
 }
 
-fn squeezed(text: &str) -> String {
+/// `text` without its whitespace.
+pub fn squeezed(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 

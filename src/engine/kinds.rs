@@ -43,6 +43,19 @@ pub fn lines(outcome: &Outcome) -> Option<std::collections::HashSet<usize>> {
     serde_json::from_str(report).ok()
 }
 
+/// The calls of `text`'s own code (see `scrub_reducers::control::calls_run`) on the lines its
+/// run under the [`traced`] runner reported; empty when it reported none.
+pub fn calls_run(
+    outcome: &Outcome,
+    text: &str,
+    version: scrub_reducers::PythonVersion,
+) -> std::collections::HashSet<String> {
+    lines(outcome)
+        .zip(scrub_reducers::Script::parse(text, version))
+        .map(|(lines, script)| scrub_reducers::control::calls_run(&script, &lines))
+        .unwrap_or_default()
+}
+
 /// One call from the script into a library on the failing path.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Call {

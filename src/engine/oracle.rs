@@ -197,10 +197,7 @@ impl Criteria {
         if self.custom_run.is_empty() {
             return None;
         }
-        let ran = kinds::lines(outcome)
-            .zip(Script::parse(text, self.version))
-            .map(|(lines, script)| scrub_reducers::control::calls_run(&script, &lines))
-            .unwrap_or_default();
+        let ran = kinds::calls_run(outcome, text, self.version);
         let call = self.custom_run.iter().find(|c| !ran.contains(*c))?;
         Some(format!("the custom code's {call} no longer runs"))
     }

@@ -7,6 +7,8 @@
 //! refinement the compiler does not honour): without it, rejecting the expression is the
 //! compiler's right answer to a user's mistake. Both stay in every candidate.
 
+use scrub_reducers::control::squeezed;
+
 /// The expression the last `<--- HERE` marker of `stderr` points at, whitespace removed;
 /// `None` without a marker.
 pub fn pointed(stderr: &str) -> Option<String> {
@@ -71,10 +73,6 @@ fn chain_before(text: &str) -> &str {
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .map_or(0, |i| i + 1);
     &text[start..]
-}
-
-fn squeezed(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 #[cfg(test)]

@@ -245,13 +245,8 @@ impl Reduction<'_> {
             true => crate::engine::kinds::calls(&outcome).unwrap_or_default(),
             false => Vec::new(),
         };
-        let ran = crate::engine::kinds::lines(&outcome)
-            .zip(scrub_reducers::Script::parse(
-                &self.start,
-                self.interp.parser_version,
-            ))
-            .map(|(lines, script)| scrub_reducers::control::calls_run(&script, &lines))
-            .unwrap_or_default();
+        let ran =
+            crate::engine::kinds::calls_run(&outcome, &self.start, self.interp.parser_version);
         custom.retain(|c| ran.contains(c));
         Ok((kinds, custom))
     }
