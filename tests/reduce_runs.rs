@@ -324,3 +324,38 @@ fn the_minifier_stage_is_skipped_on_a_small_script_and_tried_on_a_large_one() {
     assert!(!large.contains("lines: on a script this small"), "{large}");
     assert!(large.contains("dumped nothing"), "{large}");
 }
+
+/// A script that a fork of a warm worker runs unlike a fresh process (its parent is Python
+/// there): without `checked`, a fresh run exits cleanly, a warm one still fails. The lines
+/// marked keep read the parent in every candidate.
+const DIVERGES: &str = r#"import os
+
+# A fork of a warm worker has a Python parent; a fresh `python repro.py` has scrub's.
+with open(f"/proc/{os.getppid()}/comm") as f:  # scrub: keep
+    fresh = not f.read().startswith("python")  # scrub: keep
+checked = True
+limits = {"rows": 10, "cols": 4}
+rows = limits["rows"] * limits["cols"]
+if fresh and not globals().get("checked"):  # scrub: keep
+    raise SystemExit(0)  # scrub: keep
+raise ValueError(f"too many rows: {rows}")
+"#;
+
+#[test]
+fn a_warm_step_that_a_fresh_run_rejects_is_recovered_cold_to_the_cold_result() {
+    let (dir, path) = temp_script(DIVERGES);
+    let sig = ["--sig", "ValueError: too many rows", "--no-cache"];
+    let warm = json(&reduce(&path, &[&sig[..], &["--fork"]].concat()));
+    let warm_result = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
+    let divergence = &warm["divergence"];
+    assert!(divergence["contradicted"].as_u64() >= Some(1), "{warm}");
+    assert!(divergence["did"].is_string(), "{warm}");
+    let log = std::fs::read_to_string(dir.path().join("scrub.out/run.log")).unwrap();
+    assert!(log.contains("diverged: a fresh run rejected"), "{log}");
+    let cold = json(&reduce(&path, &[&sig[..], &["--cold"]].concat()));
+    let cold_result = std::fs::read_to_string(dir.path().join("repro.min.py")).unwrap();
+    assert!(cold["divergence"].is_null(), "{cold}");
+    assert_eq!(warm_result, cold_result);
+    assert!(warm_result.contains("checked = True"), "{warm_result}");
+    assert_eq!(warm["verified"], true, "{warm}");
+}

@@ -137,6 +137,50 @@ fn warm_children_behave_like_python_script() {
 }
 
 #[test]
+fn a_warm_candidate_sees_only_the_modules_its_own_imports_bring_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(
+        &original,
+        "import logging\nimport logging.config\nimport logging.handlers\nimport json\nimport xml.etree.ElementTree\n",
+    )
+    .unwrap();
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+        max_memory: None,
+    };
+    // A submodule the worker loaded but the candidate does not import is not there; one that
+    // the candidate's import loads (json.decoder, logging.handlers by logging.config) is.
+    let scripts = [
+        "import logging\nprint(hasattr(logging, 'config'), hasattr(logging, 'handlers'))\n",
+        "import logging.handlers\nprint(hasattr(logging, 'config'))\n",
+        "import logging.config\nprint(hasattr(logging, 'handlers'))\n",
+        "import json\nprint(json.decoder.JSONDecoder.__module__)\n",
+        "import xml.etree.ElementTree as ET\nprint(ET.fromstring('<a/>').tag, 'xml.dom' in __import__('sys').modules)\n",
+        "import argparse\nprint(argparse.ArgumentParser().parse_args([]))\n",
+        "import sys\nprint(sys.orig_argv[1:] == sys.argv, len(sys.orig_argv))\n",
+    ];
+    // Forked, and run one after another in the worker's own process (each put back after).
+    for in_place in [false, true] {
+        let mut workers = warm_workers(&original, 1, vec![]);
+        workers.set_jobs(1, in_place);
+        for script in scripts {
+            let cold = run_script(script, &spec).unwrap();
+            let warm = workers.run_all(&[script]).remove(0).unwrap();
+            assert_eq!(
+                (warm.stdout.as_str(), warm.status),
+                (cold.stdout.as_str(), cold.status),
+                "in place: {in_place}\n{script}\n{}",
+                warm.stderr
+            );
+        }
+    }
+}
+
+#[test]
 fn each_warm_worker_sees_its_own_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("original.py");

@@ -39,6 +39,19 @@ impl Cache {
         }
     }
 
+    /// A cache in memory only, whose keys differ from this one's by `tag`: outcomes that
+    /// must not meet those kept so far.
+    pub fn apart(&self, tag: &str) -> Cache {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(self.context.as_bytes());
+        hasher.update(tag.as_bytes());
+        Cache {
+            memory: DashMap::new(),
+            dir: None,
+            context: hasher.finalize(),
+        }
+    }
+
     pub fn key(&self, text: &str) -> Key {
         let mut hasher = blake3::Hasher::new();
         hasher.update(self.context.as_bytes());

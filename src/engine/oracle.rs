@@ -242,6 +242,8 @@ pub(crate) struct ProcessOracle<'a> {
     pub(crate) kinds_calls: usize,
     /// Every script the loop accepted, the original first.
     pub(crate) history: Vec<String>,
+    /// What made each script of `history` (the pass and its step), in order.
+    pub(crate) steps: Vec<String>,
     pub(crate) pass: String,
     /// Seconds spent running candidates, per pass.
     pub(crate) oracle_seconds: HashMap<String, f64>,
@@ -333,6 +335,7 @@ impl<'a> ProcessOracle<'a> {
             kinds_calls: 0,
             control_misses: 0,
             history: vec![original.to_string()],
+            steps: vec!["the script the passes started from".to_string()],
             pass: String::new(),
             oracle_seconds: HashMap::new(),
             trace: vec![(0, scrub_reducers::count_lines(original))],
@@ -670,6 +673,10 @@ impl Oracle for ProcessOracle<'_> {
                 p.step.map(|s| format!(": {s}")).unwrap_or_default()
             ));
             self.history.push(p.text.to_string());
+            self.steps.push(match p.step {
+                Some(step) => format!("{}: {step}", p.pass),
+                None => p.pass.to_string(),
+            });
             self.trace.push((self.calls, p.lines));
         }
         if self.pass != p.pass {

@@ -34,7 +34,7 @@ use baseline::{Baseline, BaselineEnd};
 use control::Guard;
 
 pub use options::{Backend, Cache, Cluster, Execution, Options, connect};
-pub use output::{PassRow, Summary};
+pub use output::{Divergence, PassRow, Summary};
 
 /// The least time a candidate gets, however fast the original.
 const MIN_TIMEOUT: Duration = Duration::from_secs(1);
@@ -58,15 +58,20 @@ pub fn reduce(options: &Options) -> Result<Finish> {
     };
     reduction.jobs_from_devices(devices);
     reduction.clock.lap("baseline");
-    let ground = reduction.ground(base)?;
+    let mut ground = reduction.ground(base)?;
     let stages = reduction.minifier_stage(&ground)?;
     reduction.clock.lap("minifier");
-    let mut looped = reduction.passes(&ground)?;
+    let looped = reduction.passes(&ground)?;
     reduction.clock.lap("passes");
     if let Some(partial) = reduction.interrupted(&looped)? {
         return Ok(Finish::Interrupted(partial));
     }
-    let (result, verified) = reduction.verify(&ground, &mut looped)?;
+    let verified = reduction.verify(&ground, &looped)?;
+    let (mut looped, verified, divergence) = reduction.resume(&mut ground, looped, verified)?;
+    if let Some(partial) = reduction.interrupted(&looped)? {
+        return Ok(Finish::Interrupted(partial));
+    }
+    let result = verified.text;
     reduction.write(&result, &ground)?;
     reduction.clock.lap("verify");
     let ladder = reduction.ladder(&ground, &mut looped, &result);
@@ -76,7 +81,8 @@ pub fn reduce(options: &Options) -> Result<Finish> {
         looped,
         output::Final {
             text: result,
-            verified,
+            verified: verified.newest,
+            divergence,
             ladder,
             stages,
         },
@@ -286,10 +292,17 @@ impl Reduction<'_> {
             Cache::Off => None,
         };
         // The attempts per candidate are left out of the key, so that a flaky repro's second
-        // run finds its verdicts whatever its own baseline measured.
+        // run finds its verdicts whatever its own baseline measured. Warm and cold outcomes
+        // are kept apart: a `--cold` run never takes a warm worker's word.
+        let mode = if cold_why.is_none() { "warm" } else { "cold" };
         let cache = cache::Cache::new(
             cache_dir,
-            &[&sig.to_string(), &self.interp.identity(), &env_knobs()],
+            &[
+                &sig.to_string(),
+                &self.interp.identity(),
+                &env_knobs(),
+                mode,
+            ],
         );
         let ground = Ground {
             criteria: Criteria {

@@ -71,6 +71,9 @@ pub struct Summary {
     pub stop_reason: &'static str,
     /// Whether the loop's own result held in a fresh run (else an earlier one was written).
     pub verified: bool,
+    /// Where a fresh run rejected what the warm workers accepted, and the reduction went on
+    /// cold from the step before.
+    pub divergence: Option<Divergence>,
     /// Statements at every level, before and after.
     pub original_statements: usize,
     pub final_statements: usize,
@@ -100,6 +103,28 @@ pub struct Summary {
     pub inductor_cache: Option<crate::engine::inductor_cache::Counts>,
 }
 
+/// Warm verdicts that a fresh run contradicted (see `Reduction::resume`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Divergence {
+    /// Accepted steps that a fresh run rejected, of those the check ran.
+    pub contradicted: usize,
+    /// The first rejected step found (its number among the accepted ones), and what made it.
+    pub step: usize,
+    pub did: String,
+    /// The step the reduction went on from, cold, and its lines.
+    pub resumed_from: usize,
+    pub lines_resumed: usize,
+}
+
+impl Divergence {
+    pub fn describe(&self) -> String {
+        format!(
+            "a fresh run rejected {} step(s) the warm workers accepted, first step {} ({}); going on cold from step {} ({} lines)",
+            self.contradicted, self.step, self.did, self.resumed_from, self.lines_resumed
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct PassRow {
     pub name: &'static str,
@@ -117,6 +142,7 @@ pub(super) struct Final {
     pub(super) text: String,
     /// Whether it is the loop's own result (see [`Summary::verified`]).
     pub(super) verified: bool,
+    pub(super) divergence: Option<Divergence>,
     pub(super) ladder: Vec<crate::engine::ladder::Rung>,
     pub(super) stages: Vec<crate::engine::minifier::Stage>,
 }
@@ -341,6 +367,7 @@ impl Reduction<'_> {
             wall_seconds: (wall * 1000.0).round() / 1000.0,
             stop_reason,
             verified: result.verified,
+            divergence: result.divergence,
             original_statements: count_statements(text, version),
             final_statements: count_statements(&result.text, version),
             rounds: looped.reduction.rounds,

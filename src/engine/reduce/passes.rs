@@ -21,8 +21,9 @@ pub(super) struct Loop<'a> {
 /// What the loop gave, with the oracle's figures.
 pub(super) struct Looped {
     pub(super) reduction: scrub_reducers::Reduction,
-    /// Every script the loop accepted, the original first.
+    /// Every script the loop accepted, the original first, and what made each.
     pub(super) history: Vec<String>,
+    pub(super) steps: Vec<String>,
     /// The control every candidate passed, counted on the script the passes started from.
     pub(super) control: Option<Control>,
     pub(super) counts: Counts,
@@ -48,7 +49,57 @@ pub(super) struct Counts {
     pub(super) control_misses: usize,
 }
 
+impl Looped {
+    /// This loop's run, continued from its step `index` by `again`: the history up to that
+    /// step and `again`'s after it, and the figures of both.
+    pub(super) fn continued(mut self, index: usize, again: Looped) -> Looped {
+        self.history.truncate(index + 1);
+        self.steps.truncate(index + 1);
+        self.history.extend(again.history.into_iter().skip(1));
+        self.steps.extend(again.steps.into_iter().skip(1));
+        let calls = self.counts.calls;
+        self.trace.extend(
+            again
+                .trace
+                .iter()
+                .map(|&(runs, lines)| (calls + runs, lines)),
+        );
+        self.counts.absorb(&again.counts);
+        for (pass, seconds) in again.oracle_seconds {
+            *self.oracle_seconds.entry(pass).or_default() += seconds;
+        }
+        self.peak_rss = self.peak_rss.max(again.peak_rss);
+        let (mine, theirs) = (&mut self.reduction, again.reduction);
+        for pass in theirs.passes {
+            match mine.passes.iter_mut().find(|p| p.name == pass.name) {
+                Some(p) => {
+                    p.candidates += pass.candidates;
+                    p.accepted += pass.accepted;
+                    p.bytes_removed += pass.bytes_removed;
+                    p.pumps_kept += pass.pumps_kept;
+                    p.pumps_rolled_back += pass.pumps_rolled_back;
+                }
+                None => mine.passes.push(pass),
+            }
+        }
+        mine.rounds += theirs.rounds;
+        mine.speculative_wasted += theirs.speculative_wasted;
+        mine.text = theirs.text;
+        mine.stop = theirs.stop;
+        self
+    }
+}
+
 impl Counts {
+    fn absorb(&mut self, other: &Counts) {
+        self.calls += other.calls;
+        self.hits += other.hits;
+        self.near_misses += other.near_misses;
+        self.control_calls += other.control_calls;
+        self.kind_misses += other.kind_misses;
+        self.control_misses += other.control_misses;
+    }
+
     pub(super) fn add(&mut self, oracle: &ProcessOracle) {
         self.calls += oracle.calls;
         self.hits += oracle.hits;
@@ -115,6 +166,7 @@ impl Reduction<'_> {
         Ok(Looped {
             reduction,
             history: std::mem::take(&mut oracle.history),
+            steps: std::mem::take(&mut oracle.steps),
             control,
             counts,
             oracle_seconds: std::mem::take(&mut oracle.oracle_seconds),

@@ -3,6 +3,7 @@
 
 use anyhow::{Result, bail};
 
+use super::output::Divergence;
 use super::passes::Looped;
 use super::{Ground, Reduction, run_one};
 use crate::engine::ladder::Rung;
@@ -10,14 +11,22 @@ use crate::engine::oracle::{Control, Criteria, ProcessOracle};
 use crate::engine::verdict::Verdict;
 use crate::engine::workers::Workers;
 
+/// The result the fresh check found in the loop's history.
+pub(super) struct Verified {
+    pub(super) text: String,
+    /// Its place in the history (0: the script the passes started from).
+    pub(super) index: usize,
+    /// Whether it is the loop's own result, the newest of the history.
+    pub(super) newest: bool,
+    /// When it is not: the first step after it that a fresh run rejected, and how many of the
+    /// steps checked a fresh run rejected.
+    pub(super) rejected: Option<(usize, usize)>,
+}
+
 impl Reduction<'_> {
     /// The result, and whether it is the loop's own: the newest script of the loop's history
     /// that fails the same way in a fresh process, without any `# scrub:` directive.
-    pub(super) fn verify(
-        &mut self,
-        ground: &Ground,
-        looped: &mut Looped,
-    ) -> Result<(String, bool)> {
+    pub(super) fn verify(&mut self, ground: &Ground, looped: &Looped) -> Result<Verified> {
         // The final check is always a cold process; the warm workers wait for the ladder.
         let warm = self.workers.warm.take();
         let verified = self.verified(ground, looped);
@@ -26,7 +35,7 @@ impl Reduction<'_> {
     }
 
     /// See [`Reduction::verify`], with cold workers.
-    fn verified(&self, ground: &Ground, looped: &mut Looped) -> Result<(String, bool)> {
+    fn verified(&self, ground: &Ground, looped: &Looped) -> Result<Verified> {
         // Comments and blank lines alone do not make a repro smaller: it was already minimal.
         let only_cosmetic = self.prepared.is_empty()
             && looped
@@ -43,37 +52,98 @@ impl Reduction<'_> {
             scrub_reducers::Script::parse(t, self.interp.parser_version)
                 .map_or_else(|| t.to_string(), |s| s.unmarked())
         };
-        let history = std::mem::take(&mut looped.history);
-        let history: Vec<String> = if only_cosmetic {
-            vec![self.text.clone()]
-        } else {
-            history
-        };
-        let history: Vec<String> = history.iter().map(|t| unmarked(t)).collect();
-        if only_cosmetic && history[0] == self.text {
-            return Ok((self.text.clone(), true));
+        if only_cosmetic {
+            let text = unmarked(&self.text);
+            if text == self.text {
+                return Ok(Verified {
+                    text,
+                    index: 0,
+                    newest: true,
+                    rejected: None,
+                });
+            }
+            return self.verified_result(&[text], &ground.criteria, looped.control.as_ref());
         }
+        let history: Vec<String> = looped.history.iter().map(|t| unmarked(t)).collect();
         self.verified_result(&history, &ground.criteria, looped.control.as_ref())
     }
 
     /// The newest accepted script that fails the same way in a fresh process (no cache): the
-    /// cache may hold a verdict that a fresh run no longer gives. True when that is the newest.
+    /// cache may hold a verdict that a fresh run does not give (a flaky repro, a warm worker
+    /// unlike a fresh process). When the newest does not, the last step that does is found by
+    /// bisection: the original is taken to, and checked when nothing after it does.
     fn verified_result(
         &self,
         history: &[String],
         criteria: &Criteria,
         control: Option<&Control>,
-    ) -> Result<(String, bool)> {
+    ) -> Result<Verified> {
         let workers = &self.workers;
-        for (back, candidate) in history.iter().rev().enumerate() {
-            if verify_controlled(candidate, criteria, control, workers)? {
-                return Ok((candidate.clone(), back == 0));
-            }
-            self.console.warn(format!(
-                "the result {back} step(s) back did not reproduce in a fresh run; trying the one before"
-            ));
+        let fresh = |i: usize| verify_controlled(&history[i], criteria, control, workers);
+        let last = history.len() - 1;
+        if fresh(last)? {
+            return Ok(Verified {
+                text: history[last].clone(),
+                index: last,
+                newest: true,
+                rejected: None,
+            });
         }
-        bail!("not even the original reproduces any more: the failure is not stable")
+        let (mut good, mut bad, mut rejected) = (0, last, 1);
+        while bad - good > 1 {
+            let mid = (good + bad) / 2;
+            if fresh(mid)? {
+                good = mid;
+            } else {
+                bad = mid;
+                rejected += 1;
+            }
+        }
+        if good == 0 && !fresh(0)? {
+            bail!("not even the original reproduces any more: the failure is not stable")
+        }
+        self.console.warn(format!(
+            "accepted step {bad} of {last} did not reproduce in a fresh run; step {good} did"
+        ));
+        Ok(Verified {
+            text: history[good].clone(),
+            index: good,
+            newest: false,
+            rejected: Some((bad, rejected)),
+        })
+    }
+
+    /// After a warm loop whose result a fresh run rejected (see [`Verified::rejected`]): the
+    /// reduction goes on from the last step a fresh run confirmed, with cold candidates and a
+    /// cache of their own (the warm verdicts are not to be trusted), and is verified again.
+    /// What the warm workers got wrong is said in the run log and the summary.
+    pub(super) fn resume(
+        &mut self,
+        ground: &mut Ground,
+        looped: Looped,
+        verified: Verified,
+    ) -> Result<(Looped, Verified, Option<Divergence>)> {
+        let Some((step, contradicted)) = verified.rejected.filter(|_| ground.warm()) else {
+            return Ok((looped, verified, None));
+        };
+        let divergence = Divergence {
+            contradicted,
+            step,
+            did: looped.steps[step].clone(),
+            resumed_from: verified.index,
+            lines_resumed: scrub_reducers::count_lines(&verified.text),
+        };
+        let note = divergence.describe();
+        self.console.warn(note.clone());
+        ground.run_dir.log(format!("diverged: {note}"));
+        self.workers.stop_zygotes();
+        self.workers.warm = None;
+        ground.cache = ground.cache.apart("cold, after a warm divergence");
+        self.start = looped.history[verified.index].clone();
+        let again = self.passes(ground)?;
+        let looped = looped.continued(verified.index, again);
+        let verified = self.verify(ground, &looped)?;
+        Ok((looped, verified, Some(divergence)))
     }
 
     /// The rungs the result still stands on, run stepped off it like candidates, warm when

@@ -21,14 +21,151 @@ the answer adds what could not be put back ("dirty") and whether the worker now 
 memory than it may keep between candidates under M, the bytes a candidate may hold ("worn").
 """
 
+import sys
+
+# The modules a fresh `python script` holds before the script runs (the interpreter's own):
+# the only ones a candidate sees before its imports (see `Hidden`).
+FRESH = frozenset(sys.modules)
+# For each module the worker loaded, the modules that a fresh import of it would load: those
+# it asks for, loaded already or not, and those that loading it loaded (see `Recorder`).
+NEEDS = {}
+
+
+class Recorder:
+    """Records `NEEDS` while the worker imports. First on `sys.meta_path`, it hands each
+    import to the finders after it and runs the module's loader under a `Recording`, which
+    notes what loading the module loaded; `__import__` and `importlib.import_module` note
+    what the module being loaded asks for, which may be loaded already."""
+
+    def __init__(self):
+        self.loading = []  # the modules being loaded, innermost last
+        self.plain = None
+
+    def start(self):
+        import builtins
+        import importlib
+
+        sys.meta_path.insert(0, self)
+        self.plain = (builtins.__import__, importlib.import_module)
+        builtins.__import__ = self.import_
+        importlib.import_module = self.import_module
+
+    def stop(self):
+        import builtins
+        import importlib
+
+        sys.meta_path.remove(self)
+        builtins.__import__, importlib.import_module = self.plain
+
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        module = self.plain[0](name, globals, locals, fromlist, level)
+        if self.loading:
+            try:
+                if level:
+                    name = _bootstrap._resolve_name(
+                        name, _bootstrap._calc___package__(globals), level)
+                self.note(name, fromlist)
+            except Exception:
+                pass
+        return module
+
+    def import_module(self, name, package=None):
+        module = self.plain[1](name, package)
+        if self.loading:
+            try:
+                if name.startswith("."):
+                    level = len(name) - len(name.lstrip("."))
+                    name = _bootstrap._resolve_name(name[level:], package, level)
+                self.note(name, ())
+            except Exception:
+                pass
+        return module
+
+    def note(self, name, fromlist):
+        needs = NEEDS.setdefault(self.loading[-1], set())
+        needs.add(name)
+        for item in fromlist or ():
+            if f"{name}.{item}" in sys.modules:
+                needs.add(f"{name}.{item}")
+
+    def find_spec(self, name, path=None, target=None):
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = Recording(self, spec.loader, name)
+        return spec
+
+
+class Recording:
+    """A module's loader, which notes what loading the module loaded."""
+
+    def __init__(self, recorder, loader, name):
+        self.recorder = recorder
+        self.loader = loader
+        self.name = name
+
+    def __getattr__(self, attr):
+        return getattr(self.loader, attr)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        before = set(sys.modules)
+        self.recorder.loading.append(self.name)
+        try:
+            self.loader.exec_module(module)
+        finally:
+            self.recorder.loading.pop()
+            # The module keeps its own loader, as a plain import leaves it.
+            # (past a module class's own `__setattr__`: torch's config modules refuse it)
+            try:
+                if getattr(module, "__loader__", None) is self:
+                    type(sys).__setattr__(module, "__loader__", self.loader)
+                spec = getattr(module, "__spec__", None)
+                if spec is not None and spec.loader is self:
+                    spec.loader = self.loader
+            except Exception:
+                pass
+            NEEDS.setdefault(self.name, set()).update(m for m in sys.modules if m not in before)
+
+
+def needed(name):
+    """`name` and what a fresh import of it loads: its packages, and what they need."""
+    found = set()
+    todo = [name]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found.add(name)
+        parent = name.rpartition(".")[0]
+        if parent:
+            todo.append(parent)
+        todo.extend(NEEDS.get(name, ()))
+    return found
+
+
+import _frozen_importlib as _bootstrap
+
+RECORDER = Recorder()
+RECORDER.start()
+
 import ast
 import contextlib
 import gc
 import importlib
+from importlib.util import spec_from_loader
 import json
 import os
 import resource
-import sys
 
 
 # Modules that a call imports on its first use, which every forked child would import again:
@@ -61,6 +198,99 @@ def preload(original):
             pass
     if "torch._inductor.compile_fx" in lazy:
         warm_compiler()
+
+
+class Hidden:
+    """The modules the worker loaded that a candidate has not imported, out of its sight
+    until it does.
+
+    A warm worker holds every module it loaded: `logging.config` is an attribute of `logging`
+    there even for a candidate that only imports `logging`, and a candidate that relies on that
+    fails in a fresh process. So, before the candidate runs, every module a fresh interpreter
+    would not hold yet leaves `sys.modules` and its package's attributes; this finder, first on
+    `sys.meta_path`, brings one back when the candidate (or the code it runs) imports it, with
+    what a fresh import of it loads (`needed`). The loaded code is reused, not run again: the
+    candidate sees what a fresh import shows. `restore` puts back what is still hidden."""
+
+    def __init__(self):
+        self.modules = {}
+        for name in list(sys.modules):
+            if name not in FRESH and name != "__main__":
+                self.modules[name] = sys.modules.pop(name)
+        # Each package's submodules that it holds as attributes, to unset now and set again
+        # as they come back into sight (in its `__dict__`: a module's own `__getattr__` or
+        # `__setattr__` may import or refuse).
+        self.children = {}
+        for name, module in self.modules.items():
+            parent, _, child = name.rpartition(".")
+            owner = self.modules.get(parent) or sys.modules.get(parent)
+            attrs = getattr(owner, "__dict__", None)
+            if parent and attrs is not None and attrs.get(child) is module:
+                del attrs[child]
+                self.children.setdefault(parent, []).append(name)
+        sys.meta_path.insert(0, self)
+
+    def find_spec(self, name, path=None, target=None):
+        # The module goes back through the import system (which puts it in `sys.modules` and
+        # sets its package's attribute); what importing it loads, first.
+        module = self.modules.pop(name, None)
+        if module is None:
+            return None
+        for other in needed(name) - {name}:
+            self.reveal(other)
+        return spec_from_loader(name, Reveal(self, module))
+
+    def reveal(self, name):
+        """Puts `name` back where a fresh import of it puts it: `sys.modules`, and its
+        package's attribute when the package is in sight."""
+        module = self.modules.pop(name, None)
+        if module is None:
+            return
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and name in self.children.get(parent, ()):
+            vars(sys.modules[parent])[child] = module
+        self.adopt(name, module)
+
+    def adopt(self, name, module):
+        """Sets the attributes of package `name` for its submodules back in sight."""
+        for other in self.children.get(name, ()):
+            if other in sys.modules:
+                vars(module)[other.rpartition(".")[2]] = sys.modules[other]
+
+    def restore(self):
+        """Everything back in sight, as the worker had it (a candidate run in place)."""
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for name, module in self.modules.items():
+            sys.modules.setdefault(name, module)
+        self.modules.clear()
+        for parent, names in self.children.items():
+            owner = sys.modules.get(parent)
+            attrs = getattr(owner, "__dict__", None)
+            for name in names:
+                if attrs is not None and name in sys.modules:
+                    attrs.setdefault(name.rpartition(".")[2], sys.modules[name])
+
+
+class Reveal:
+    """The loader of a hidden module: the module itself, as it was."""
+
+    def __init__(self, hidden, module):
+        self.hidden = hidden
+        self.module = module
+        self.spec = getattr(module, "__spec__", None)
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        # The import machinery set its spec on the module; the module keeps its own.
+        try:
+            type(sys).__setattr__(module, "__spec__", self.spec)
+        except Exception:
+            pass
+        self.hidden.adopt(module.__name__, module)
 
 
 def warm_compiler():
@@ -184,14 +414,22 @@ def run_child(request):
             os.close(fd)
         os.chdir(request["dir"])
         fresh_random_state()
+        Hidden()
         script = request["script"]
-        sys.argv = [script]
+        as_run(script)
         sys.path[0] = os.getcwd()
         # `python repro.py` gives the script an absolute `__file__` (3.9+); so does this.
         code = execute(os.path.abspath(script), request.get("probe"))
         record_compiles()
     finally:
         os._exit(code)
+
+
+def as_run(script):
+    """`sys.argv` (and `sys.orig_argv`, 3.10+) as `python script` has them."""
+    sys.argv = [script]
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv = sys.orig_argv[:1] + [script]
 
 
 def record_compiles():
@@ -349,18 +587,22 @@ def run_here(request, clean):
 
     saved = [os.dup(fd) for fd in (0, 1, 2)]
     code = 1
+    hidden = None
     try:
         redirect(request)
         os.chdir(request["dir"])
         fresh_random_state()
+        hidden = Hidden()
         script = request["script"]
-        sys.argv = [script]
+        as_run(script)
         sys.path[0] = os.getcwd()
         atexit.register = capture
         code = execute(os.path.abspath(script), request.get("probe"), ending)
         record_compiles()
     finally:
         atexit.register = register
+        if hidden is not None:
+            hidden.restore()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -641,5 +883,8 @@ if __name__ == "__main__":
     if "--die-with-parent" in sys.argv[2:]:
         die_with_parent()
     preload(sys.argv[1])
+    if "--here" not in sys.argv[2:]:
+        # A worker that runs candidates in place records what they load for the next one.
+        RECORDER.stop()
     print(json.dumps({"ready": True}), flush=True)
     serve()

@@ -1,0 +1,3 @@
+import xml.dom.minidom
+
+xml.dom.minidom.parseString("<a>&</a>")

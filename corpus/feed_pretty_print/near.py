@@ -1,0 +1,3 @@
+import xml.parsers.expat
+
+xml.parsers.expat.ParserCreate().Parse("<a>&</a>", True)

@@ -1,0 +1,3 @@
+import logging.config
+
+logging.config.dictConfig({"version": 1, "handlers": {"audit": {"class": "logging.handlers.RotatingFileHandler", "filename": "/nonexistent/logs/audit.log"}}})
