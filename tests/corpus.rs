@@ -31,6 +31,27 @@ fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_boun
     assert!(failures.is_empty(), "failed: {failures:?}");
 }
 
+/// The cases whose scripts import two submodules of one package, or reach a submodule through
+/// another's import: a warm worker that let a candidate see what it did not import would
+/// give another result than fresh processes do.
+#[test]
+fn a_case_that_imports_submodules_reduces_warm_as_cold() {
+    let cases = corpus::load(&repo_root().join("corpus")).unwrap();
+    let exposed: Vec<&Case> = cases
+        .iter()
+        .filter(|c| c.spec.exercises.iter().any(|e| e == "submodule-imports"))
+        .collect();
+    assert!(exposed.len() >= 2, "{} cases", exposed.len());
+    for case in exposed {
+        let python = Path::new(&python()).to_path_buf();
+        let warm = reduce_case(case, &python).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let cold = reduce_case_with(case, &python, &["--cold"])
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(warm.summary["warm"], true, "{}", case.name);
+        assert_eq!(warm.result, cold.result, "{}", case.name);
+    }
+}
+
 #[test]
 fn a_derived_pure_case_takes_its_hand_version_and_refuses_its_near_miss() {
     let cases = corpus::load(&repo_root().join("corpus")).unwrap();

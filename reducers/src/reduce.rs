@@ -35,8 +35,10 @@ pub trait Oracle {
     fn progress(&mut self, _progress: &Progress) {}
 
     /// The seconds spent judging the candidates of the pass named `pass` so far, for an
-    /// oracle that measures them; the loop orders passes by bytes removed per second then,
-    /// and per candidate otherwise.
+    /// oracle whose cost per candidate differs by pass and does not depend on the machine;
+    /// the loop orders passes by bytes removed per second then, and per candidate otherwise.
+    /// (scrub's own oracle leaves it: a schedule by wall time would make a result depend on
+    /// the machine's load and on whether candidates ran warm or cold.)
     fn seconds(&self, _pass: &str) -> Option<f64> {
         None
     }

@@ -622,10 +622,6 @@ impl Oracle for ProcessOracle<'_> {
         }
     }
 
-    fn seconds(&self, pass: &str) -> Option<f64> {
-        Some(self.oracle_seconds.get(pass).copied().unwrap_or(0.0))
-    }
-
     fn crash(&mut self, text: &str) -> Option<scrub_reducers::Crash> {
         // Only an exception has a traceback to follow.
         if !matches!(self.criteria.sig, Signature::Exception { .. }) {

@@ -170,6 +170,11 @@ pub struct Reduced {
 /// left alone, the result fails the same way on its own and meets the case's bound. `Ok` holds
 /// the figures row, the result, the `--json` summary and the run that reproduced it.
 pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
+    reduce_case_with(case, python, &[])
+}
+
+/// [`reduce_case`] with `extra` arguments (`--cold`).
+pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Reduced, String> {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("repro.py");
     std::fs::copy(case.script(), &input).unwrap();
@@ -193,6 +198,7 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
                 "--json",
                 "--quiet",
             ])
+            .args(extra)
             .arg("--python")
             .arg(python),
         Duration::from_secs(900),
@@ -206,6 +212,12 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
         std::fs::read_to_string(dir.path().join("repro.min.py")).map_err(|e| e.to_string())?;
     if std::fs::read_to_string(&input).unwrap() != original {
         return Err("the input was modified".into());
+    }
+    if !summary["divergence"].is_null() {
+        return Err(format!(
+            "a fresh run rejected what the warm workers accepted: {}",
+            summary["divergence"]
+        ));
     }
     let sig = Signature::parse(&case.spec.signature).unwrap();
     let tries = if case.spec.flaky { 20 } else { 1 };
