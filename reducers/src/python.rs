@@ -134,6 +134,55 @@ impl Script {
         false
     }
 
+    /// The code of a simple statement written on one line: the line breaks inside its
+    /// brackets (and a trailing comma before a closing bracket) dropped, others as one space;
+    /// `None` when it holds a comment or a string that spans lines, or when the one line is
+    /// not the same statement (a tuple of one element needs its comma).
+    pub fn one_line(&self, stmt: &Stmt) -> Option<String> {
+        use ruff_python_ast::token::TokenKind;
+        let text = self.text.as_str();
+        let mut out = String::new();
+        let mut previous: Option<TokenKind> = None;
+        let mut at = stmt.range().start().to_usize();
+        for token in self.parsed.tokens().in_range(stmt.range()) {
+            let kind = token.kind();
+            let range = span(token);
+            match kind {
+                TokenKind::Comment => return None,
+                TokenKind::NonLogicalNewline | TokenKind::Newline => continue,
+                _ if text[range.clone()].contains('\n') => return None,
+                _ => {}
+            }
+            let gap = &text[at..range.start];
+            let closing = matches!(kind, TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace);
+            if gap.contains('\n') {
+                let opened = matches!(
+                    previous,
+                    Some(TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace)
+                );
+                if closing && previous == Some(TokenKind::Comma) {
+                    out.pop();
+                } else if !opened && !closing {
+                    out.push(' ');
+                }
+            } else {
+                out.push_str(gap);
+            }
+            out.push_str(&text[range.clone()]);
+            previous = Some(kind);
+            at = range.end;
+        }
+        let joined = Script::parse(out.as_str(), self.version)?;
+        let same = match joined.body() {
+            [one] => {
+                ruff_python_ast::comparable::ComparableStmt::from(one)
+                    == ruff_python_ast::comparable::ComparableStmt::from(stmt)
+            }
+            _ => false,
+        };
+        same.then_some(out)
+    }
+
     /// The source text of `expr` as it may stand in a tuple, as an argument or in place of
     /// a name: parenthesized unless atomic.
     pub fn operand(&self, expr: &Expr) -> String {

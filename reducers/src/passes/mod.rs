@@ -16,6 +16,7 @@ mod delete_statements;
 mod drop_annotations;
 mod drop_empty_classes;
 mod drop_imports;
+mod drop_parameters;
 mod drop_parentheses;
 mod drop_setup;
 mod first_elements;
@@ -25,6 +26,7 @@ mod fold_dataclasses;
 mod freeze_values;
 mod hoist_expressions;
 mod inline_calls;
+mod join_lines;
 mod jump_to_crash;
 mod lambda_functions;
 mod module_moves;
@@ -84,14 +86,15 @@ registry! {
     /// class's one construction into its `__init__` (a config object passed to a module that must
     /// stay a class, which leaves `self.cfg = Config()`), then propagating the values that
     /// inlining, flattening and binding leave bound to names and attributes. Then the small, many,
-    /// cheap removals of definitions, then of the classes that deletion emptied but whose instances
+    /// cheap removals of definitions, of the parameters no code reads (with what the calls and
+    /// `torch.export`'s example inputs pass for them), then of the classes that deletion emptied but whose instances
     /// are still handed on (after the deletions that empty them: an instance of the base in place
     /// of each), imports; a line that only shifts the random stream under a seed, deleted with the
     /// seed changed (once deleting it alone failed); arguments and elements; expression hoisting,
     /// value shrinking and the delta debugging of literals' contents last, because they propose the
     /// most candidates and are worth most on an already small script; parentheses that group
-    /// nothing any more, blank lines left behind and comments, which count as lines, are tidied at
-    /// the end of each round.
+    /// nothing any more, statements spread over lines that fit on one, blank lines left behind
+    /// and comments, which count as lines, are tidied at the end of each round.
     jump_to_crash::JumpToCrash,
     freeze_values::FreezeValues,
     delete_statements::DeleteStatements,
@@ -115,6 +118,7 @@ registry! {
     bind_arguments::BindArguments,
     propagate_values::PropagateValues,
     delete_definitions::DeleteDefinitions,
+    drop_parameters::DropParameters,
     drop_empty_classes::DropEmptyClasses,
     drop_imports::DropImports,
     reseed::Reseed,
@@ -124,6 +128,7 @@ registry! {
     shrink_values::ShrinkValues,
     shrink_literals::ShrinkLiterals,
     drop_parentheses::DropParentheses,
+    join_lines::JoinLines,
     strip_comments::StripComments,
     tidy_blank_lines::TidyBlankLines,
 }

@@ -159,9 +159,15 @@ RECORDER = Recorder()
 RECORDER.start()
 
 import ast
+import atexit
+import builtins
 import contextlib
 import gc
 import importlib
+import runpy
+import threading
+import traceback
+import types
 from importlib.util import spec_from_loader
 import json
 import os
@@ -474,31 +480,33 @@ def fresh_random_state():
 def die_with_parent():
     """Linux: the child is killed when the zygote dies, so that none outlives scrub."""
     try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        LIBC[0].prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
         if os.getppid() == 1:
             os._exit(1)
     except BaseException:
         pass
 
 
+def load_libc():
+    """The C library, loaded once in the zygote (each fork would pay about 5 ms for it)."""
+    try:
+        import ctypes
+
+        LIBC.append(ctypes.CDLL(None, use_errno=True))
+    except BaseException:
+        pass
+
+
+LIBC = []
+
+
 def execute(script, probe=None, ending=None):
     """Run `script` (an absolute path) as `python script` runs its `__main__`. `ending` runs
     in place of the interpreter's end (joining non-daemon threads, the atexit handlers)."""
-    import builtins
-    import threading
-    import traceback
-    import types
-
     code = 0
     prober = None
     if probe:
         try:
-            import runpy
-
             prober = runpy.run_path(probe, run_name="scrub_probe")
         except BaseException:
             pass
@@ -543,8 +551,6 @@ def execute(script, probe=None, ending=None):
             ending()
         else:
             threading._shutdown()
-            import atexit
-
             atexit._run_exitfuncs()
     except SystemExit as exc:
         code = exit_code(exc)
@@ -880,6 +886,7 @@ def serve():
 
 
 if __name__ == "__main__":
+    load_libc()
     if "--die-with-parent" in sys.argv[2:]:
         die_with_parent()
     preload(sys.argv[1])
