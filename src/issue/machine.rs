@@ -32,7 +32,7 @@ impl Lack {
     /// What was lacking, for a sentence: "this machine has no GPU".
     pub fn says(self) -> &'static str {
         match self {
-            Lack::Gpu => "this machine has no GPU (or no CUDA driver)",
+            Lack::Gpu => "this machine has no GPU or no CUDA driver",
             Lack::GpuMemory => "this machine's GPU ran out of memory",
             Lack::File => "a file, model or dataset the repro reads is not on this machine",
             Lack::Network => "this machine has no network access",

@@ -42,7 +42,8 @@ use report::{BlockRow, Report, Stop};
 pub const EXIT_CODES: &str = "Exit codes:
   0    triaged (whatever the category), and any --apply changes went through
   1    stopped for a decision (risks, an author who is not a collaborator, missing modules,
-       a recent confirmation), or an --apply change failed
+       a recent confirmation, a repro this machine could not run for want of the network or
+       a package), or an --apply change failed
   2    bad input, or scrub failed";
 
 /// The last step to run.

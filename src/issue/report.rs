@@ -109,11 +109,19 @@ fn quoted(lines: &[String]) -> Option<String> {
 /// only when the run failed with the error the thread shows; with no error in the thread,
 /// what the run showed and a question to the reporter.
 fn opening(seen: &Seen) -> String {
-    let (o, on) = (seen.outcome, seen.on());
-    let cpu = if seen.on_cpu {
-        " on the CPU; not run on CUDA (this machine has no GPU, so the repro ran with its CUDA device moved to the CPU)"
+    let o = seen.outcome;
+    let (place, cuda) = if seen.on_cpu {
+        (
+            " on the CPU",
+            "; not run on CUDA (this machine has no GPU, so the repro ran with its CUDA device moved to the CPU)",
+        )
     } else {
-        ""
+        ("", "")
+    };
+    let on = if seen.on_cpu {
+        format!("{place} with {}", seen.on())
+    } else {
+        format!(" on {}", seen.on())
     };
     let ratio = if o.runs > 2 {
         format!(" ({} runs)", o.ratio)
@@ -122,23 +130,23 @@ fn opening(seen: &Seen) -> String {
     };
     let failed = |o: &Reproduction| match quoted(&o.failure) {
         Some(q) => format!("fails with:\n{q}"),
-        None => format!("ends with {}.\n", o.detail),
+        None => format!("ends here: {}.\n", o.detail),
     };
     match (o.reproduces, o.result) {
-        (true, "same-error") => format!("This issue still reproduces{cpu} with {on}{ratio}.\n"),
+        (true, "same-error") => format!("This issue still reproduces{on}{ratio}{cuda}.\n"),
         (true, _) => format!(
-            "Running the repro here{cpu} with {on}{ratio}, it {}\nThe thread does not show the error message, so this run cannot be matched with your failure: is this the error you see? If it is not, please add the full traceback.\n",
+            "Running the repro here{on}{ratio}{cuda}, it {}\nThe thread does not show the error message, so this run cannot be matched with your failure: is this the error you see? If it is not, please add the full traceback.\n",
             failed(o)
         ),
-        (false, "no-error") => format!(
-            "This issue no longer reproduces{cpu} with {on}: the repro runs to completion.\n"
-        ),
+        (false, "no-error") => {
+            format!("This issue no longer reproduces{on}{cuda}: the repro runs to completion.\n")
+        }
         (false, "different-error") => format!(
-            "The repro fails differently{cpu} with {on} than the issue reports: it now {}\nThat is not the error the issue shows (and it may stop the repro before the reported one).\n",
+            "The repro fails differently{on}{cuda} than the issue reports: it now {}\nThat is not the error the issue shows (and it may stop the repro before the reported one).\n",
             failed(o)
         ),
         (false, _) => format!(
-            "The repro does not fail as the issue reports{cpu} with {on}: it ends with {}.\n",
+            "The repro does not fail as the issue reports{on}{cuda}: it ends with {}.\n",
             o.detail
         ),
     }
@@ -230,13 +238,12 @@ fn attribution() -> String {
 pub fn not_run_comment(lack: Lack, seen: &Seen, cpu: Option<&Reproduction>) -> String {
     let o = seen.outcome;
     let mut out = format!(
-        "Not run to a result here: the repro needs {}, and {}. With {} it ends with {}",
-        lack.needs(),
+        "Not run to a result here: {}. With {} the repro ends with{}",
         lack.says(),
         seen.on(),
         match quoted(&o.failure) {
             Some(q) => format!(":\n{q}"),
-            None => format!("{}.\n", o.detail),
+            None => format!(" {}.\n", o.detail),
         }
     );
     if let Some(c) = cpu {
@@ -248,9 +255,10 @@ pub fn not_run_comment(lack: Lack, seen: &Seen, cpu: Option<&Reproduction>) -> S
             "\nMoved to the CPU (its CUDA device replaced by `cpu`), the repro {ran}: the reported failure did not show there. It was not run on CUDA.\n"
         ));
     }
-    out.push_str(
-        "\nThis is a limit of this machine, not a result about the issue: nothing here says whether the bug is still there.\n",
-    );
+    out.push_str(&format!(
+        "\nThis is a limit of this machine, not a result about the issue: nothing here says whether the bug is still there. Running it needs {}.\n",
+        lack.needs()
+    ));
     out.push_str(&attribution());
     out
 }
@@ -556,7 +564,7 @@ mod tests {
         };
         let c = comment("", &seen, None, None, None);
         assert!(
-            c.starts_with("Running the repro here on the CPU; not run on CUDA"),
+            c.starts_with("Running the repro here on the CPU with PyTorch 2.15.0; not run on CUDA"),
             "{c}"
         );
         assert!(c.contains("```\nNotImplementedError: Could not run"), "{c}");
@@ -576,7 +584,9 @@ mod tests {
         };
         let c = comment("", &seen, None, None, None);
         assert!(
-            c.starts_with("This issue still reproduces on the CPU; not run on CUDA"),
+            c.starts_with(
+                "This issue still reproduces on the CPU with PyTorch 2.15.0; not run on CUDA"
+            ),
             "{c}"
         );
     }
@@ -592,7 +602,7 @@ mod tests {
         };
         let c = comment("", &seen, None, None, None);
         assert!(
-            c.starts_with("The repro fails differently with PyTorch 2.15.0"),
+            c.starts_with("The repro fails differently on PyTorch 2.15.0"),
             "{c}"
         );
         assert!(!c.contains("reproduces"), "{c}");
@@ -613,12 +623,16 @@ mod tests {
         };
         let c = not_run_comment(Lack::Gpu, &seen, Some(&cpu));
         assert!(
-            c.starts_with("Not run to a result here: the repro needs a machine with a CUDA GPU"),
+            c.starts_with("Not run to a result here: this machine has no GPU"),
             "{c}"
         );
         assert!(c.contains("Found no NVIDIA driver"), "{c}");
         assert!(
             c.contains("the repro runs to completion: the reported failure did not show there"),
+            "{c}"
+        );
+        assert!(
+            c.contains("Running it needs a machine with a CUDA GPU."),
             "{c}"
         );
         assert!(!c.contains("reproduces"), "{c}");

@@ -259,13 +259,13 @@ const HINTS: &[&str] = &[
 ];
 
 /// The most lines, and characters a line, a comment quotes of a failure.
-const QUOTED_LINES: usize = 12;
+const QUOTED_LINES: usize = 8;
 const QUOTED_CHARS: usize = 200;
 
 /// The lines that show a run's failure as it printed them, for a comment to quote: the final
 /// exception's header and the lines under it, without blank lines and the hint lines a library
-/// adds, trimmed (at most 12 lines of 200 characters); empty when the run printed no
-/// exception.
+/// adds (and the dispatcher's table of the backends an operator is registered for),
+/// trimmed (at most 8 lines of 200 characters); empty when the run printed no exception.
 pub fn failure_lines(stderr: &str) -> Vec<String> {
     let Some(exc) = final_exception(stderr) else {
         return Vec::new();
@@ -273,7 +273,7 @@ pub fn failure_lines(stderr: &str) -> Vec<String> {
     let mut lines: Vec<String> = std::iter::once(exc.header.as_str())
         .chain(exc.message.lines().skip(1))
         .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim().is_empty() && !l.contains(" registered at "))
         .take_while(|l| !HINTS.iter().any(|h| l.trim_start().starts_with(h)))
         .map(|l| match l.char_indices().nth(QUOTED_CHARS) {
             Some((at, _)) => format!("{}…", &l[..at]),
