@@ -1618,3 +1618,29 @@ fn with_torch_a_cuda_repro_whose_bug_shows_on_the_cpu_is_reproduced_and_minimize
     assert!(comment.contains(&minimized), "{comment}");
     assert!(planned.iter().any(|c| c.starts_with("issue comment")));
 }
+
+#[test]
+fn a_thread_with_prose_only_whose_repro_runs_clean_is_asked_about_and_not_closed() {
+    let sandbox = Sandbox::new();
+    let path = fixture("prose_runs_clean");
+    let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["evidence"]["form"], "prose", "{report}");
+    assert_eq!(report["outcome"]["result"], "no-error");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.starts_with("The repro in this issue runs to completion here without an error"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("Could you add the error you see"),
+        "{comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(planned.iter().any(|c| c.starts_with("issue comment")));
+    assert!(
+        !planned.iter().any(|c| c.starts_with("issue close")),
+        "nothing shows the reported failure is gone: {planned:?}"
+    );
+}

@@ -969,7 +969,12 @@ fn plan_and_apply(args: &IssueArgs, s: &Setup, report: &mut Report) -> Result<()
         let file = s.work.join("comment.md");
         github::write_comment(&file, comment)?;
         changes.comment_file = Some(file);
-        if outcome.result == "no-error" && report.category == Category::Actionable.as_str() {
+        // Fixed only when the error the thread shows is gone: with prose alone, the comment
+        // asks the reporter instead.
+        if outcome.result == "no-error"
+            && report.category == Category::Actionable.as_str()
+            && report.expected_signature.is_some()
+        {
             changes.close = Some("completed");
         }
     }

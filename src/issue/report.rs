@@ -247,12 +247,22 @@ pub fn not_run_comment(lack: Lack, seen: &Seen, cpu: Option<&Reproduction>) -> S
         }
     );
     if let Some(c) = cpu {
-        let ran = match c.result {
-            "no-error" => "runs to completion".to_string(),
-            _ => format!("ends with `{}`", c.detail),
+        let ran = match (c.result, c.lacking) {
+            ("no-error", _) => {
+                "runs to completion: the reported failure did not show there".to_string()
+            }
+            (_, Some(also)) => format!(
+                "ends with `{}`: it could not run there either ({})",
+                c.detail,
+                also.says()
+            ),
+            _ => format!(
+                "ends with `{}`, which is not the error the issue shows",
+                c.detail
+            ),
         };
         out.push_str(&format!(
-            "\nMoved to the CPU (its CUDA device replaced by `cpu`), the repro {ran}: the reported failure did not show there. It was not run on CUDA.\n"
+            "\nMoved to the CPU (its CUDA device replaced by `cpu`), the repro {ran}. It was not run on CUDA.\n"
         ));
     }
     out.push_str(&format!(
