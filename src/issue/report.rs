@@ -311,6 +311,25 @@ pub fn unreproduced_comment(
     out
 }
 
+/// The outcome in a few words, for a table: what the run gave, what this machine lacked,
+/// or what the repro moved to the CPU gave; `not run` when nothing ran.
+pub fn outcome_words(r: &Report) -> String {
+    let Some(o) = &r.outcome else {
+        return "not run".into();
+    };
+    match (&r.cpu_outcome, o.lacking) {
+        (Some(c), _) if c.reproduces => format!("{} on the CPU (no GPU here)", c.result),
+        (_, Some(lack)) => format!(
+            "environment: {}",
+            serde_json::to_value(lack)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        ),
+        _ => o.result.to_string(),
+    }
+}
+
 /// The report as text, for a person at a terminal.
 pub fn render(r: &Report) -> String {
     let mut out = format!("issue #{}: {}\n", r.number, r.title);
@@ -355,6 +374,19 @@ pub fn render(r: &Report) -> String {
         out.push_str(&format!(
             "outcome: {} ({}) on Python {}{torch}, {} runs agreeing {}\n",
             o.result, o.detail, v.python, o.runs, o.ratio
+        ));
+    }
+    if let Some(lack) = r.lacking {
+        out.push_str(&format!(
+            "lacking: {} (not the reported bug; it needs {})\n",
+            lack.says(),
+            lack.needs()
+        ));
+    }
+    if let Some(c) = &r.cpu_outcome {
+        out.push_str(&format!(
+            "moved to the CPU: {} ({}), {} runs agreeing {}\n",
+            c.result, c.detail, c.runs, c.ratio
         ));
     }
     out.push_str(&bisected_and_minimized(r));
@@ -646,5 +678,15 @@ mod tests {
             "{c}"
         );
         assert!(!c.contains("reproduces"), "{c}");
+    }
+
+    #[test]
+    fn a_table_names_what_the_machine_lacked_or_what_the_cpu_showed() {
+        let mut r = Report::default();
+        assert_eq!(outcome_words(&r), "not run");
+        r.outcome = Some(run("environment", false, Some(Lack::Gpu)));
+        assert_eq!(outcome_words(&r), "environment: gpu");
+        r.cpu_outcome = Some(run("error", true, None));
+        assert_eq!(outcome_words(&r), "error on the CPU (no GPU here)");
     }
 }
