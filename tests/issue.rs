@@ -1570,6 +1570,35 @@ fn with_torch_a_cuda_repro_whose_bug_needs_cuda_is_hardware_and_claims_nothing()
         !planned.iter().any(|c| c.contains("close")),
         "a machine that could not run it closes nothing: {planned:?}"
     );
+
+    // A report about CUDA itself is not moved to the CPU: that would not run what it reports.
+    let path = fixture("cuda_named_in_title");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "hardware", "{report}");
+    assert_eq!(report["lacking"], "gpu");
+    assert!(report["cpu_outcome"].is_null(), "{report}");
+    assert_eq!(report["not_moved"], "the report is about CUDA itself");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.contains("It was not moved to the CPU: the report is about CUDA itself."),
+        "{comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(!planned.iter().any(|c| c.starts_with("issue comment")));
 }
 
 #[test]

@@ -623,9 +623,7 @@ impl<'a> Triage<'a> {
             .map(|e| format!("{}\n{}", e.text, e.signature.as_deref().unwrap_or("")))
             .unwrap_or_default();
         if machine::about_cuda(&s.issue.title, &failure) {
-            self.report
-                .notes
-                .push("the report is about CUDA itself: the repro was not moved to the CPU".into());
+            self.not_moved("the report is about CUDA itself".into());
             return Ok(None);
         }
         let moved = scrub_reducers::Script::parse(run_text, s.interp.parser_version)
@@ -634,15 +632,11 @@ impl<'a> Triage<'a> {
         let cpu_text = match moved {
             Ok(text) if text != run_text => text,
             Ok(_) => {
-                self.report.notes.push(
-                    "this machine has no GPU, and the repro names no CUDA device to move to the CPU".into(),
-                );
+                self.not_moved("the repro names no CUDA device that the rewrite can move".into());
                 return Ok(None);
             }
             Err(why) => {
-                self.report
-                    .notes
-                    .push(format!("the repro could not be moved to the CPU: {why}"));
+                self.not_moved(why);
                 return Ok(None);
             }
         };
@@ -662,6 +656,15 @@ impl<'a> Triage<'a> {
         ));
         self.report.cpu_outcome = Some(cpu.clone());
         Ok(cpu.reproduces.then_some((cpu_text, cpu)))
+    }
+
+    /// Notes why the repro that needs the missing GPU stays on CUDA, for the report and the
+    /// comment.
+    fn not_moved(&mut self, why: String) {
+        self.report
+            .notes
+            .push(format!("the repro was not moved to the CPU: {why}"));
+        self.report.not_moved = Some(why);
     }
 
     /// The category of a repro this machine could not run to a result for want of `lack`:
@@ -861,7 +864,12 @@ impl<'a> Triage<'a> {
                     "the comment is not posted: this machine could not run the repro to a result ({})",
                     lack.says()
                 ));
-                report::not_run_comment(lack, &seen, report.cpu_outcome.as_ref())
+                report::not_run_comment(
+                    lack,
+                    &seen,
+                    report.cpu_outcome.as_ref(),
+                    report.not_moved.as_deref(),
+                )
             }
             None if !seen.thread_showed_error && outcome.result == "no-error" => {
                 report::unreproduced_comment(outcome, versions, &self.s.work)

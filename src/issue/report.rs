@@ -64,6 +64,9 @@ pub struct Report {
     pub lacking: Option<Lack>,
     /// How the repro ran moved to the CPU, when this machine has no GPU.
     pub cpu_outcome: Option<Reproduction>,
+    /// Why a repro that needs the GPU this machine lacks was not moved to the CPU (the report
+    /// is about CUDA itself, or the rewrite could not reach its CUDA).
+    pub not_moved: Option<String>,
     pub versions: Option<Versions>,
     pub bisect: Option<Bisection>,
     pub minimized: Option<Minimized>,
@@ -235,7 +238,12 @@ fn attribution() -> String {
 /// The comment for a repro this machine could not run to a result for want of `lack`: what
 /// was lacking, the lines the run printed, what the repro moved to the CPU did (`cpu`), and
 /// what running it needs. It claims nothing about the issue.
-pub fn not_run_comment(lack: Lack, seen: &Seen, cpu: Option<&Reproduction>) -> String {
+pub fn not_run_comment(
+    lack: Lack,
+    seen: &Seen,
+    cpu: Option<&Reproduction>,
+    not_moved: Option<&str>,
+) -> String {
     let o = seen.outcome;
     let mut out = format!(
         "Not run to a result here: {}. With {} the repro ends with{}",
@@ -264,6 +272,9 @@ pub fn not_run_comment(lack: Lack, seen: &Seen, cpu: Option<&Reproduction>) -> S
         out.push_str(&format!(
             "\nMoved to the CPU (its CUDA device replaced by `cpu`), the repro {ran}. It was not run on CUDA.\n"
         ));
+    }
+    if let (None, Some(why)) = (cpu, not_moved) {
+        out.push_str(&format!("\nIt was not moved to the CPU: {why}.\n"));
     }
     out.push_str(&format!(
         "\nThis is a limit of this machine, not a result about the issue: nothing here says whether the bug is still there. Running it needs {}.\n",
@@ -663,7 +674,7 @@ mod tests {
             thread_showed_error: false,
             on_cpu: false,
         };
-        let c = not_run_comment(Lack::Gpu, &seen, Some(&cpu));
+        let c = not_run_comment(Lack::Gpu, &seen, Some(&cpu), None);
         assert!(
             c.starts_with("Not run to a result here: this machine has no GPU"),
             "{c}"
