@@ -405,11 +405,11 @@ fn a_script_that_fails_although_the_thread_shows_no_error_is_actionable_with_wha
     assert!(minimized.contains(".sort("), "{minimized}");
     let comment = report["comment"].as_str().unwrap();
     assert!(
-        comment.starts_with("This issue reproduces on Python 3."),
+        comment.starts_with("Running the repro here on Python 3."),
         "{comment}"
     );
     assert!(
-        comment.contains("The issue shows no error message"),
+        comment.contains("The thread does not show the error message"),
         "{comment}"
     );
     assert!(comment.contains(&minimized), "{comment}");
@@ -507,9 +507,11 @@ fn a_hang_the_issue_describes_is_reproduced_by_a_timeout() {
     assert_eq!(report["outcome"]["reproduces"], true, "{report}");
     let comment = report["comment"].as_str().unwrap();
     assert!(
-        comment.starts_with("This issue still reproduces"),
-        "{comment}"
+        comment.starts_with("Running the repro here on Python 3.")
+            && comment.contains("it ends here: timed out after 2 s."),
+        "what the run showed, not \"still reproduces\" for a hang told in words: {comment}"
     );
+    assert!(!comment.contains("reproduces"), "{comment}");
 }
 
 /// The torch venv's python, or `None` (skipped) outside `scripts/test`.
@@ -562,7 +564,7 @@ fn with_torch_a_failing_script_without_an_error_shown_is_actionable_and_minimize
         report["comment"]
             .as_str()
             .unwrap()
-            .contains("The issue shows no error message")
+            .contains("The thread does not show the error message")
     );
 }
 
@@ -1349,4 +1351,325 @@ fn a_batch_file_that_lists_nonsense_is_refused_before_anything_runs() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("line 2"), "{err}");
     assert!(sandbox.calls().is_empty());
+}
+
+/// The report's comment, and the `gh` commands planned, each named by `name_call`.
+fn comment_and_plan(report: &Value) -> (String, Vec<String>) {
+    let comment = report["comment"].as_str().unwrap_or_default().to_string();
+    let planned = report["planned_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let argv: Vec<String> = serde_json::from_value(c.clone()).unwrap();
+            name_call(&argv[1..])
+        })
+        .collect();
+    (comment, planned)
+}
+
+#[test]
+fn a_failure_of_this_machine_is_its_own_outcome_and_its_comment_claims_no_result() {
+    let sandbox = Sandbox::new();
+    // (fixture, what was lacking, category, exit code, a line the run printed)
+    let cases = [
+        (
+            "missing_data_file",
+            "file",
+            "needs-reproduction",
+            0,
+            "FileNotFoundError: [Errno 2] No such file or directory: 'measurements.csv'",
+        ),
+        (
+            "no_network",
+            "network",
+            "actionable",
+            1,
+            "urllib.error.URLError: <urlopen error",
+        ),
+        (
+            "missing_package",
+            "package",
+            "actionable",
+            1,
+            "ModuleNotFoundError: No module named 'framecodec_native'",
+        ),
+        (
+            "gpu_memory",
+            "gpu-memory",
+            "hardware",
+            0,
+            "OutOfMemoryError: CUDA out of memory. Tried to allocate 40.00 GiB",
+        ),
+    ];
+    for (name, lack, category, code, line) in cases {
+        let path = fixture(name);
+        let out = sandbox.run(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--allow-risk",
+                "--json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(code), "{name}: {}", stderr(&out));
+        let report = json_of(&out);
+        assert_eq!(
+            report["outcome"]["result"], "environment",
+            "{name}: {report}"
+        );
+        assert_eq!(report["outcome"]["reproduces"], false, "{name}");
+        assert_eq!(report["lacking"], lack, "{name}");
+        assert_eq!(report["category"], category, "{name}: {report}");
+        assert!(
+            report["minimized"].is_null() && report["bisect"].is_null(),
+            "{name}"
+        );
+        let (comment, planned) = comment_and_plan(&report);
+        assert!(
+            comment.starts_with("Not run to a result here: "),
+            "{name}: {comment}"
+        );
+        assert!(
+            comment.contains(line),
+            "{name}: the line as printed: {comment}"
+        );
+        assert!(
+            comment.contains("not a result about the issue"),
+            "{name}: {comment}"
+        );
+        assert!(!comment.contains("reproduces"), "{name}: {comment}");
+        assert!(
+            !planned.iter().any(|c| c.starts_with("issue comment")),
+            "{name}: nothing that claims a result is posted: {planned:?}"
+        );
+    }
+}
+
+#[test]
+fn a_thread_with_prose_only_gets_what_the_run_showed_and_a_question() {
+    let sandbox = Sandbox::new();
+    let path = fixture("prose_trailing_comma");
+    let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["evidence"]["form"], "prose");
+    assert_eq!(report["category"], "actionable", "{report}");
+    assert_eq!(report["outcome"]["result"], "error");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.starts_with("Running the repro here on Python 3."),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("is this the error you see?"),
+        "asks the reporter: {comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    // The lines as the runs printed them, numbers and all; the abstraction stays in --json.
+    let first = comment.split("Minimized repro").next().unwrap();
+    assert!(
+        first.contains("json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 30 (char 29)"),
+        "{comment}"
+    );
+    let after = comment.split("Minimized repro").nth(1).unwrap();
+    assert!(
+        after.contains("It fails with:\n\n```\njson.decoder.JSONDecodeError: "),
+        "{comment}"
+    );
+    assert!(!comment.contains('#'), "no abstracted numbers: {comment}");
+    assert!(
+        report["minimized"]["signature_names"][0]
+            .as_str()
+            .unwrap()
+            .contains("line # column #"),
+        "{report}"
+    );
+    assert!(planned.iter().any(|c| c.starts_with("issue comment")));
+}
+
+#[test]
+fn with_torch_a_distributed_job_without_its_launcher_lacks_its_peers() {
+    let Some(python) = torch() else { return };
+    let sandbox = Sandbox::new();
+    let path = fixture("dist_no_launcher");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "hardware", "{report}");
+    assert_eq!(report["lacking"], "peers");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.starts_with(
+            "Not run to a result here: the repro waits for the other processes of a distributed job"
+        ),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("environment variable RANK expected"),
+        "{comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(!planned.iter().any(|c| c.starts_with("issue comment")));
+}
+
+#[test]
+fn with_torch_a_cuda_repro_whose_bug_needs_cuda_is_hardware_and_claims_nothing() {
+    let Some(python) = torch() else { return };
+    let sandbox = Sandbox::new();
+    let path = fixture("cuda_half_gelu");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "hardware", "{report}");
+    assert_eq!(report["outcome"]["result"], "environment");
+    assert_eq!(report["lacking"], "gpu");
+    assert_eq!(report["cpu_outcome"]["result"], "no-error", "{report}");
+    assert!(report["bisect"].is_null() && report["minimized"].is_null());
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.starts_with("Not run to a result here: this machine has no GPU"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("RuntimeError: Found no NVIDIA driver"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("the repro runs to completion: the reported failure did not show there. It was not run on CUDA."),
+        "{comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(!planned.iter().any(|c| c.starts_with("issue comment")));
+    assert!(
+        !planned.iter().any(|c| c.contains("close")),
+        "a machine that could not run it closes nothing: {planned:?}"
+    );
+
+    // A report about CUDA itself is not moved to the CPU: that would not run what it reports.
+    let path = fixture("cuda_named_in_title");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(300),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "hardware", "{report}");
+    assert_eq!(report["lacking"], "gpu");
+    assert!(report["cpu_outcome"].is_null(), "{report}");
+    assert_eq!(report["not_moved"], "the report is about CUDA itself");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.contains("It was not moved to the CPU: the report is about CUDA itself."),
+        "{comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(!planned.iter().any(|c| c.starts_with("issue comment")));
+}
+
+#[test]
+fn with_torch_a_cuda_repro_whose_bug_shows_on_the_cpu_is_reproduced_and_minimized_there() {
+    let Some(python) = torch() else { return };
+    let sandbox = Sandbox::new();
+    let path = fixture("cuda_sparse_prose");
+    let out = run_with_limit(
+        &mut sandbox.command(
+            &path,
+            &[
+                "--from-json",
+                path.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        Duration::from_secs(900),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["category"], "actionable", "{report}");
+    assert_eq!(report["outcome"]["result"], "environment");
+    assert_eq!(report["lacking"], "gpu");
+    assert_eq!(report["cpu_outcome"]["result"], "error", "{report}");
+    let minimized = std::fs::read_to_string(sandbox.root().join("repro_43101.py")).unwrap();
+    assert!(
+        !minimized.contains("cuda"),
+        "minimized on the CPU: {minimized}"
+    );
+    assert!(minimized.contains("index_select"), "{minimized}");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.starts_with("Running the repro here on the CPU with PyTorch ")
+            && comment.contains("; not run on CUDA (this machine has no GPU"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("NotImplementedError: Could not run 'aten::index_add_' with arguments from the 'SparseCPU' backend."),
+        "{comment}"
+    );
+    assert!(comment.contains("is this the error you see?"), "{comment}");
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(!comment.contains("Found no NVIDIA driver"), "{comment}");
+    assert!(comment.contains(&minimized), "{comment}");
+    assert!(planned.iter().any(|c| c.starts_with("issue comment")));
+}
+
+#[test]
+fn a_thread_with_prose_only_whose_repro_runs_clean_is_asked_about_and_not_closed() {
+    let sandbox = Sandbox::new();
+    let path = fixture("prose_runs_clean");
+    let out = sandbox.run(&path, &["--from-json", path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    assert_eq!(report["evidence"]["form"], "prose", "{report}");
+    assert_eq!(report["outcome"]["result"], "no-error");
+    let (comment, planned) = comment_and_plan(&report);
+    assert!(
+        comment.starts_with("The repro in this issue runs to completion here without an error"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("Could you add the error you see"),
+        "{comment}"
+    );
+    assert!(!comment.contains("reproduces"), "{comment}");
+    assert!(planned.iter().any(|c| c.starts_with("issue comment")));
+    assert!(
+        !planned.iter().any(|c| c.starts_with("issue close")),
+        "nothing shows the reported failure is gone: {planned:?}"
+    );
 }

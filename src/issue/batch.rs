@@ -130,9 +130,7 @@ pub fn table(rows: &[Row]) -> String {
         let (category, outcome, minimized, stopped) = match (&row.report, &row.error) {
             (Some(r), _) => (
                 r.category.to_string(),
-                r.outcome
-                    .as_ref()
-                    .map_or("not run".to_string(), |o| o.result.to_string()),
+                super::report::outcome_words(r),
                 r.minimized.as_ref().map_or("-".to_string(), |m| {
                     format!(
                         "{} → {} lines, {} runs",

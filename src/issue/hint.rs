@@ -41,6 +41,8 @@ mod tests {
             result,
             detail: String::new(),
             reproduces: false,
+            lacking: None,
+            failure: Vec::new(),
             ratio: "2/2".into(),
             runs: 2,
             seeded: false,

@@ -26,6 +26,9 @@ pub struct Minimized {
     pub signature_names: Vec<String>,
     pub oracle_calls: usize,
     pub verified: bool,
+    /// The lines the result fails with, as a fresh run of it prints them (see
+    /// `reproduce::failure_lines`): what a comment quotes, where `signature` abstracts.
+    pub failure: Vec<String>,
     /// Why the result is unguarded (no control passed on the original), when it is.
     pub unguarded: Option<String>,
     /// The simplifications the failure survived (PyTorch repros).
@@ -93,6 +96,7 @@ pub fn minimize(
                 signature_names: summary.signature_names,
                 oracle_calls: summary.oracle_calls,
                 verified: summary.verified,
+                failure: Vec::new(),
                 unguarded: summary.unguarded.then(|| summary.control_note.clone()),
                 ladder: summary.ladder,
                 stages: summary.stages,

@@ -15,6 +15,7 @@ pub mod extract;
 pub mod fetch;
 pub mod github;
 pub mod hint;
+pub mod machine;
 pub mod minimize;
 pub mod prepare;
 pub mod report;
@@ -34,13 +35,15 @@ use crate::engine::reduce::{self, Backend, Cluster, Execution};
 use actionable::Category;
 use extract::Kind;
 use github::Changes;
+use machine::Lack;
 use report::{BlockRow, Report, Stop};
 
 /// The exit codes, for `scrub issue --help`.
 pub const EXIT_CODES: &str = "Exit codes:
   0    triaged (whatever the category), and any --apply changes went through
   1    stopped for a decision (risks, an author who is not a collaborator, missing modules,
-       a recent confirmation), or an --apply change failed
+       a recent confirmation, a repro this machine could not run for want of the network or
+       a package), or an --apply change failed
   2    bad input, or scrub failed";
 
 /// The last step to run.
@@ -331,7 +334,7 @@ fn triage(args: &IssueArgs, s: &Setup, cluster: Option<&Cluster>) -> Result<Repo
     let (run_text, outcome) = t.reproduce(&repro, &modules, deciding)?;
     t.bisect(&run_text, &outcome, deciding)?;
     t.minimize(&repro, &run_text, &outcome, cluster);
-    t.comment(&outcome, deciding);
+    t.comment(&outcome);
     Ok(t.report)
 }
 
@@ -562,32 +565,146 @@ impl<'a> Triage<'a> {
             args,
             format!("{}: {} ({})", outcome.result, outcome.detail, outcome.ratio),
         );
-        if outcome.result == "oom"
+        if (outcome.result == "oom" || outcome.lacking == Some(Lack::GpuMemory))
             && let Some((small, retry)) = self.with_small_sizes(&run_text, modules)?
         {
             run_text = small;
             outcome = retry;
         }
+        let hang = self
+            .found
+            .as_ref()
+            .is_some_and(|e| e.kind == evidence::What::Hang);
         // A hang is what the issue reports: the run timing out reproduces it.
-        if outcome.result == "timeout"
-            && self
-                .found
-                .as_ref()
-                .is_some_and(|e| e.kind == evidence::What::Hang)
-        {
+        if outcome.result == "timeout" && hang {
             outcome.reproduces = true;
             self.report.notes.push(format!(
                 "the issue reports a hang and the repro {}: that reproduces it (a hang has no signature to minimize with)",
                 outcome.detail
             ));
         }
+        // A distributed job started without its launcher waits for peers that never come.
+        if outcome.result == "timeout" && !hang && machine::waits_for_peers(&run_text) {
+            outcome.result = "environment";
+            outcome.lacking = Some(Lack::Peers);
+        }
         self.report.hint = hint::stale_xfail(&s.issue, repro, &outcome);
         self.report.versions = Some(versions);
         self.report.outcome = Some(outcome.clone());
-        if deciding {
+        self.report.lacking = outcome.lacking;
+        if outcome.lacking == Some(Lack::Gpu)
+            && let Some((cpu_text, cpu)) = self.on_cpu(&run_text, modules)?
+        {
+            run_text = cpu_text;
+            outcome = cpu;
+        }
+        if let Some(lack) = outcome.lacking {
+            self.lacked(lack, &outcome);
+        } else if deciding {
             decide(&mut self.report, &s.issue, &outcome, self.today);
         }
         Ok((run_text, outcome))
+    }
+
+    /// The repro that needs the GPU this machine lacks, moved to the CPU with the `cpu` rung's
+    /// rewrite (`"cuda"` → `"cpu"`, `.cuda()` dropped), and how it ran, when that shows a
+    /// failure the issue reports; `None` (noted) when the report is about CUDA itself, the
+    /// rewrite cannot reach every use of CUDA, or the moved repro does not fail so.
+    fn on_cpu(
+        &mut self,
+        run_text: &str,
+        modules: &[String],
+    ) -> Result<Option<(String, reproduce::Reproduction)>> {
+        use scrub_reducers::rungs::Rung;
+        let (args, s) = (self.args, self.s);
+        let failure = self
+            .found
+            .as_ref()
+            .map(|e| format!("{}\n{}", e.text, e.signature.as_deref().unwrap_or("")))
+            .unwrap_or_default();
+        if machine::about_cuda(&s.issue.title, &failure) {
+            self.not_moved("the report is about CUDA itself".into());
+            return Ok(None);
+        }
+        let moved = scrub_reducers::Script::parse(run_text, s.interp.parser_version)
+            .ok_or_else(|| "the script does not parse".to_string())
+            .and_then(|script| Rung::Cpu.step_off(&script, s.interp.parser_version));
+        let cpu_text = match moved {
+            Ok(text) if text != run_text => text,
+            Ok(_) => {
+                self.not_moved("the repro names no CUDA device that the rewrite can move".into());
+                return Ok(None);
+            }
+            Err(why) => {
+                self.not_moved(why);
+                return Ok(None);
+            }
+        };
+        say(args, "no GPU here; running the repro moved to the CPU");
+        let seeded = prepare::fixed_seed(&cpu_text, modules);
+        let cpu = reproduce::reproduce(
+            &cpu_text,
+            &seeded,
+            &s.interp.path,
+            self.expected.as_ref(),
+            &s.work.join("cpu"),
+            s.timeout,
+        )?;
+        self.report.notes.push(format!(
+            "this machine has no GPU; moved to the CPU, the repro ends with {} ({})",
+            cpu.result, cpu.detail
+        ));
+        self.report.cpu_outcome = Some(cpu.clone());
+        Ok(cpu.reproduces.then_some((cpu_text, cpu)))
+    }
+
+    /// Notes why the repro that needs the missing GPU stays on CUDA, for the report and the
+    /// comment.
+    fn not_moved(&mut self, why: String) {
+        self.report
+            .notes
+            .push(format!("the repro was not moved to the CPU: {why}"));
+        self.report.not_moved = Some(why);
+    }
+
+    /// The category of a repro this machine could not run to a result for want of `lack`:
+    /// `hardware` for a GPU, its memory or a distributed job's peers, `needs-reproduction` for
+    /// a file the thread does not provide; no network or a missing package stops the triage
+    /// for a decision. Never "reproduces".
+    fn lacked(&mut self, lack: Lack, outcome: &reproduce::Reproduction) {
+        let (issue, report) = (&self.s.issue, &mut self.report);
+        let detail = &outcome.detail;
+        let ran_on_cpu = report
+            .cpu_outcome
+            .as_ref()
+            .map(|c| {
+                format!(
+                    "; moved to the CPU, it ends with {} ({})",
+                    c.result, c.detail
+                )
+            })
+            .unwrap_or_default();
+        let reason = format!(
+            "not run to a result here: {} ({detail}){ran_on_cpu}; it needs {}",
+            lack.says(),
+            lack.needs()
+        );
+        let category = match lack {
+            Lack::Gpu | Lack::GpuMemory | Lack::Peers => Category::Hardware,
+            Lack::File => Category::NeedsReproduction,
+            Lack::Network | Lack::Package => {
+                stop(report, "reproduce", reason.clone(), true);
+                report.reason = reason;
+                return;
+            }
+        };
+        let j = actionable::labelled(issue, category, reason, true, self.today);
+        report.category = j.category.as_str();
+        report.reason = j.reason;
+        report.labels_to_add = j.labels_to_add;
+        report.labels_to_remove = j.labels_to_remove;
+        report.refresh_triaged = j.refresh_triaged;
+        report.propose_close = j.propose_close;
     }
 
     /// `run_text`, which ran out of memory, with small sizes and how it ran, when that
@@ -704,7 +821,21 @@ impl<'a> Triage<'a> {
             args.json,
             &execution,
         ) {
-            Ok(m) => self.report.minimized = Some(m),
+            Ok(mut m) => {
+                let fresh = reproduce::failure_of(
+                    &m.text,
+                    &s.interp.path,
+                    &s.work.join("minimized"),
+                    s.timeout,
+                );
+                match fresh {
+                    Ok(lines) => m.failure = lines,
+                    Err(e) => self.report.notes.push(format!(
+                        "the minimized repro could not be run again for its lines: {e:#}"
+                    )),
+                }
+                self.report.minimized = Some(m);
+            }
             Err(e) => self
                 .report
                 .notes
@@ -712,28 +843,49 @@ impl<'a> Triage<'a> {
         }
     }
 
-    /// Step 10: the comment; and the stop that `--stop-after` asked for before minimizing.
-    fn comment(&mut self, outcome: &reproduce::Reproduction, deciding: bool) {
+    /// Step 10: the comment, which claims only what the runs showed; and the stop that
+    /// `--stop-after` asked for before minimizing.
+    fn comment(&mut self, outcome: &reproduce::Reproduction) {
         let (issue, report) = (&self.s.issue, &mut self.report);
         let issue_text = std::iter::once(issue.body.as_str())
             .chain(issue.comments.iter().map(|c| c.body.as_str()))
             .collect::<Vec<_>>()
             .join("\n");
         let versions = report.versions.as_ref().expect("set above");
-        report.comment = Some(if deciding && !outcome.reproduces {
-            report::unreproduced_comment(outcome, versions, &self.s.work)
-        } else {
-            report::comment(
+        let seen = report::Seen {
+            outcome,
+            versions,
+            thread_showed_error: self.expected.is_some(),
+            on_cpu: report.cpu_outcome.is_some() && outcome.lacking.is_none(),
+        };
+        let text = match outcome.lacking {
+            Some(lack) => {
+                report.comment_not_posted = Some(format!(
+                    "the comment is not posted: this machine could not run the repro to a result ({})",
+                    lack.says()
+                ));
+                report::not_run_comment(
+                    lack,
+                    &seen,
+                    report.cpu_outcome.as_ref(),
+                    report.not_moved.as_deref(),
+                )
+            }
+            None if !seen.thread_showed_error && outcome.result == "no-error" => {
+                report::unreproduced_comment(outcome, versions, &self.s.work)
+            }
+            None => report::comment(
                 &issue_text,
-                outcome,
-                versions,
+                &seen,
                 report.bisect.as_ref(),
                 report.minimized.as_ref(),
                 report.hint.as_deref(),
-                !deciding,
-            )
-        });
-        if let Some(step) = self.args.stop_after.filter(|s| *s < Step::Minimize) {
+            ),
+        };
+        report.comment = Some(text);
+        if let Some(step) = self.args.stop_after.filter(|s| *s < Step::Minimize)
+            && report.stopped.is_none()
+        {
             let name = match step {
                 Step::Reproduce => "reproduce",
                 _ => "bisect",
@@ -819,11 +971,18 @@ fn plan_and_apply(args: &IssueArgs, s: &Setup, report: &mut Report) -> Result<()
     if report.propose_close && args.confirm_close {
         changes.close = Some("not planned");
     }
-    if let (Some(comment), Some(outcome)) = (&report.comment, &report.outcome) {
+    if let Some(why) = &report.comment_not_posted {
+        report.notes.push(why.clone());
+    } else if let (Some(comment), Some(outcome)) = (&report.comment, &report.outcome) {
         let file = s.work.join("comment.md");
         github::write_comment(&file, comment)?;
         changes.comment_file = Some(file);
-        if outcome.result == "no-error" && report.category == Category::Actionable.as_str() {
+        // Fixed only when the error the thread shows is gone: with prose alone, the comment
+        // asks the reporter instead.
+        if outcome.result == "no-error"
+            && report.category == Category::Actionable.as_str()
+            && report.expected_signature.is_some()
+        {
             changes.close = Some("completed");
         }
     }

@@ -13,14 +13,19 @@ use crate::engine::memory::human;
 use crate::engine::process::{self, Outcome, RunSpec, Status, signal_name};
 use crate::engine::verdict::{Signature, Verdict};
 
+use super::machine::{self, Lack};
+
 /// What one run means for the issue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RunVerdict {
     /// `same-error`, `error` (the issue names no error and the run failed), `no-error`,
-    /// `different-error`, `signal`, `crash` (an exit status above 128), `timeout`, `oom`.
+    /// `different-error`, `environment` (a failure of this machine, see `lacking`), `signal`,
+    /// `crash` (an exit status above 128), `timeout`, `oom`.
     pub result: &'static str,
     /// The exception header, the signal, or the status.
     pub detail: String,
+    /// What this machine lacked, when the result is `environment`.
+    pub lacking: Option<Lack>,
 }
 
 impl RunVerdict {
@@ -36,6 +41,10 @@ pub struct Reproduction {
     pub result: &'static str,
     pub detail: String,
     pub reproduces: bool,
+    /// What this machine lacked, when the result is `environment`: never the reported bug.
+    pub lacking: Option<Lack>,
+    /// The lines that show the failure as the run printed them (see [`failure_lines`]).
+    pub failure: Vec<String>,
     /// Runs that showed `result`, over all runs: `2/2`, or e.g. `3/5` when runs disagreed.
     pub ratio: String,
     pub runs: usize,
@@ -58,7 +67,11 @@ pub struct Reproduction {
 
 /// Classifies `outcome` against the issue's signature.
 pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
-    let v = |result, detail: String| RunVerdict { result, detail };
+    let v = |result, detail: String| RunVerdict {
+        result,
+        detail,
+        lacking: None,
+    };
     match outcome.status {
         Status::TimedOut => v(
             "timeout",
@@ -111,6 +124,18 @@ pub fn classify(outcome: &Outcome, expected: Option<&Signature>) -> RunVerdict {
             };
             let is_oom = |t: &str| t.contains("out of memory") || t.contains("OutOfMemoryError");
             let expects_oom = expected.is_some_and(|s| is_oom(&s.to_string()));
+            // A failure of this machine is never the reported one, unless it is what the
+            // issue shows.
+            let same = expected.is_some_and(|s| s.judge(outcome) == Verdict::Same);
+            if let Some(lack) = machine::lacking(&outcome.stderr, expects_oom)
+                && !same
+            {
+                return RunVerdict {
+                    result: "environment",
+                    detail: header,
+                    lacking: Some(lack),
+                };
+            }
             if is_oom(&outcome.stderr) && !expects_oom {
                 return v("oom", header);
             }
@@ -191,6 +216,8 @@ pub fn reproduce(
         result: best.result,
         reproduces: best.reproduces(),
         detail: best.detail,
+        lacking: best.lacking,
+        failure: failure_lines(&first.stderr),
         ratio: format!("{hits}/{}", verdicts.len()),
         runs: verdicts.len(),
         seconds: (outcomes
@@ -205,6 +232,59 @@ pub fn reproduce(
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         stdout_tail: out_tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
     })
+}
+
+/// The lines `text` fails with in one fresh run with `python` under `dir` (see
+/// [`failure_lines`]): what a comment quotes of a minimized repro.
+pub fn failure_of(text: &str, python: &Path, dir: &Path, timeout: Duration) -> Result<Vec<String>> {
+    std::fs::create_dir_all(dir)?;
+    let spec = RunSpec {
+        python,
+        timeout,
+        env: &[],
+        max_memory: crate::engine::memory::limit(crate::engine::memory::Limit::Share, 1),
+    };
+    let outcome = process::run_script_in(dir, text, &spec)?;
+    Ok(failure_lines(&outcome.stderr))
+}
+
+/// Hint lines a library prints under its error, which say nothing of the failure.
+const HINTS: &[&str] = &[
+    "Set TORCHDYNAMO_VERBOSE=1",
+    "You can suppress this exception",
+    "For even more developer context",
+    "from user code:",
+    "torch._dynamo.config.suppress_errors",
+    "import torch._dynamo",
+];
+
+/// The most lines, and characters a line, a comment quotes of a failure.
+const QUOTED_LINES: usize = 8;
+const QUOTED_CHARS: usize = 200;
+
+/// The lines that show a run's failure as it printed them, for a comment to quote: the final
+/// exception's header and the lines under it, without blank lines and the hint lines a library
+/// adds (and the dispatcher's table of the backends an operator is registered for),
+/// trimmed (at most 8 lines of 200 characters); empty when the run printed no exception.
+pub fn failure_lines(stderr: &str) -> Vec<String> {
+    let Some(exc) = final_exception(stderr) else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = std::iter::once(exc.header.as_str())
+        .chain(exc.message.lines().skip(1))
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.contains(" registered at "))
+        .take_while(|l| !HINTS.iter().any(|h| l.trim_start().starts_with(h)))
+        .map(|l| match l.char_indices().nth(QUOTED_CHARS) {
+            Some((at, _)) => format!("{}…", &l[..at]),
+            None => l.to_string(),
+        })
+        .collect();
+    if lines.len() > QUOTED_LINES {
+        lines.truncate(QUOTED_LINES);
+        lines.push("…".into());
+    }
+    lines
 }
 
 /// The versions a report names.
@@ -267,6 +347,15 @@ mod tests {
                 1,
                 &format!("{TB}torch.OutOfMemoryError: CUDA out of memory.\n")
             )),
+            "environment"
+        );
+        assert_eq!(
+            c(&Outcome::exited(
+                1,
+                &format!(
+                    "{TB}RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you tried to allocate 800000000000 bytes. out of memory\n"
+                )
+            )),
             "oom"
         );
         let segv = Outcome {
@@ -282,5 +371,35 @@ mod tests {
             classify(&Outcome::exited(1, &format!("{TB}KeyError: 'x'\n")), None).result,
             "error"
         );
+    }
+
+    #[test]
+    fn a_comment_quotes_the_failure_as_printed_without_hints() {
+        let stderr = format!(
+            "{TB}torch._dynamo.exc.UserError: Constraints violated (dz)!\n  - Not all values of dz = L['z'].size()[0] in the specified range satisfy\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n"
+        );
+        assert_eq!(
+            failure_lines(&stderr),
+            [
+                "torch._dynamo.exc.UserError: Constraints violated (dz)!",
+                "  - Not all values of dz = L['z'].size()[0] in the specified range satisfy",
+            ]
+        );
+        assert!(failure_lines("").is_empty());
+    }
+
+    #[test]
+    fn a_failure_of_the_machine_is_its_own_outcome_whatever_the_issue_shows() {
+        let gpu = Outcome::exited(
+            1,
+            &format!("{TB}RuntimeError: Found no NVIDIA driver on your system.\n"),
+        );
+        let v = classify(&gpu, None);
+        assert_eq!((v.result, v.lacking), ("environment", Some(Lack::Gpu)));
+        assert!(!v.reproduces());
+        let sig = Signature::parse("NotImplementedError: Could not run").unwrap();
+        assert_eq!(classify(&gpu, Some(&sig)).result, "environment");
+        let about = Signature::parse("RuntimeError: Found no NVIDIA driver").unwrap();
+        assert_eq!(classify(&gpu, Some(&about)).result, "same-error");
     }
 }
