@@ -156,7 +156,9 @@ def needed(name):
 import _frozen_importlib as _bootstrap
 
 RECORDER = Recorder()
-RECORDER.start()
+if __name__ == "__main__":
+    # Only as the worker: imported for its helpers (the minifier's queries), it records nothing.
+    RECORDER.start()
 
 import ast
 import atexit
