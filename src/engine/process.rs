@@ -132,6 +132,7 @@ fn run_at(
     let mut group = Group(child);
     let pid = group.0.id() as i32;
     let mut watch = Watch::new(pid, spec.max_memory);
+    let exit = ExitWatch::open(pid);
     let (status, maxrss) = loop {
         if let Some(ended) = reap(pid)? {
             break ended;
@@ -148,7 +149,7 @@ fn run_at(
             group.kill();
             break (Status::OutOfMemory, 0);
         }
-        std::thread::sleep(POLL);
+        exit.wait(POLL);
     };
     let duration = start.elapsed();
     drop(group);
@@ -159,6 +160,36 @@ fn run_at(
         duration,
         peak_rss: watch.peak.max(maxrss),
     })
+}
+
+/// Wakes the poll loop as soon as a child exits (a pidfd, Linux 5.3+), not at the next tick:
+/// a cold run of a small script takes about 40 ms, and sleeping out the tick cost it 10 ms on
+/// average. Where there is no pidfd, it sleeps the tick out.
+struct ExitWatch(Option<std::os::fd::OwnedFd>);
+
+impl ExitWatch {
+    fn open(pid: i32) -> ExitWatch {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        // SAFETY: a non-negative result is a descriptor that nothing else owns.
+        ExitWatch((fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) }))
+    }
+
+    /// Waits until the child exits or `tick` has passed.
+    fn wait(&self, tick: Duration) {
+        use std::os::fd::AsRawFd;
+        let Some(fd) = &self.0 else {
+            return std::thread::sleep(tick);
+        };
+        let mut poll = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, waited on for at most `tick`.
+        unsafe { libc::poll(&mut poll, 1, tick.as_millis() as i32) };
+    }
 }
 
 /// How the child `pid` ended and its peak resident memory in bytes, once it has.
