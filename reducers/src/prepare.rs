@@ -98,6 +98,62 @@ pub fn seeded(script: &Script) -> Option<String> {
     apply_edits(text, &[Edit::replace(at..at, format!("{glue}{line}"))])
 }
 
+/// Whether the seed that [`seeded`] inserted is superseded: a module-level
+/// `torch.manual_seed(…)` of the script's own comes after it, and nothing between them can draw
+/// a random number (imports, undecorated functions whose defaults call nothing, and
+/// statements that call nothing). Without the inserted seed, every draw is then the same.
+pub fn superseded_seed(script: &Script) -> bool {
+    let imports = torch_imports(script);
+    let text = script.text();
+    let body = script.body();
+    let Some(at) = body
+        .iter()
+        .position(|s| text[line_start(text, span(s).start)..].starts_with(SEED_LINE))
+    else {
+        return false;
+    };
+    for stmt in &body[at + 1..] {
+        if is_torch_seed(&imports, stmt) {
+            return true;
+        }
+        if !calls_nothing(stmt) {
+            return false;
+        }
+    }
+    false
+}
+
+/// A statement that seeds torch's generator on every device.
+fn is_torch_seed(imports: &HashMap<String, String>, stmt: &Stmt) -> bool {
+    let Stmt::Expr(e) = stmt else { return false };
+    let Expr::Call(call) = e.value.as_ref() else {
+        return false;
+    };
+    torch_path(imports, &call.func)
+        .is_some_and(|f| f == "torch.manual_seed" || f == "torch.random.manual_seed")
+}
+
+/// Whether running `stmt` calls nothing, so cannot draw: an import, a function definition
+/// whose decorators and defaults call nothing, or a simple statement without a call.
+fn calls_nothing(stmt: &Stmt) -> bool {
+    let has_call = |exprs: Vec<&Expr>| exprs.iter().any(|e| matches!(e, Expr::Call(_)));
+    match stmt {
+        Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::Pass(_) => true,
+        Stmt::FunctionDef(f) => {
+            f.decorator_list.is_empty()
+                && !f
+                    .parameters
+                    .iter_non_variadic_params()
+                    .filter_map(|p| p.default.as_deref())
+                    .any(|d| has_call(crate::python::exprs_of(d)))
+        }
+        Stmt::Assign(_) | Stmt::AnnAssign(_) | Stmt::AugAssign(_) | Stmt::Expr(_) => {
+            !has_call(all_exprs(std::slice::from_ref(stmt)))
+        }
+        _ => false,
+    }
+}
+
 fn is_docstring(stmt: &Stmt) -> bool {
     matches!(stmt, Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)))
 }
@@ -129,6 +185,30 @@ mod tests {
     fn resets(text: &str) -> Option<String> {
         let script = Script::parse(text, PythonVersion::PY311).unwrap();
         dynamo_resets(&script).map(|(t, _)| t)
+    }
+
+    fn superseded(text: &str) -> bool {
+        superseded_seed(&Script::parse(text, PythonVersion::PY311).unwrap())
+    }
+
+    #[test]
+    fn a_seed_of_the_scripts_own_before_any_draw_supersedes_the_inserted_one() {
+        let head = format!("import torch\n{SEED_LINE}\n");
+        assert!(superseded(&format!(
+            "{head}import math\nN = 4\ndef f(x=2):\n    return torch.randn(x)\ntorch.manual_seed(6)\nx = torch.randn(N)\n"
+        )));
+        // A draw, or a call that may draw, before the script's own seed.
+        assert!(!superseded(&format!(
+            "{head}w = torch.randn(2)\ntorch.manual_seed(6)\n"
+        )));
+        assert!(!superseded(&format!(
+            "{head}@torch.no_grad()\ndef f():\n    pass\ntorch.manual_seed(6)\n"
+        )));
+        // No seed of its own, or one that seeds only CUDA's generators.
+        assert!(!superseded(&format!("{head}x = torch.randn(2)\n")));
+        assert!(!superseded(&format!(
+            "{head}torch.cuda.manual_seed_all(6)\n"
+        )));
     }
 
     #[test]

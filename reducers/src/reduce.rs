@@ -9,7 +9,7 @@ use crate::kinds;
 use crate::pass::Pass;
 use crate::python::{Expr, PythonVersion, Script, Stmt, all_exprs, span};
 use crate::scopes::Scopes;
-use crate::tautology::constant_asserts;
+use crate::tautology::empty_checks;
 
 /// Judges candidate scripts. The binary runs them as processes; tests use one-line fakes.
 pub trait Oracle {
@@ -228,7 +228,7 @@ pub fn reduce(
         .collect();
     let mut run = Run {
         accepted: HashSet::from([current.text().to_string()]),
-        constant_asserts: constant_asserts(&current),
+        empty_checks: empty_checks(&current),
         current,
         stats,
         oracle,
@@ -294,7 +294,7 @@ struct Run<'a> {
     ahead: Ahead,
     /// The asserts on constants the start had (see [`crate::tautology`]): a candidate with
     /// more is refused unseen.
-    constant_asserts: usize,
+    empty_checks: usize,
     /// Per pass, the edits the oracle refused (see `fingerprint`): the same edit proposed
     /// again, after a win elsewhere or in a later round, is not asked about again. A round
     /// that changes nothing forgets them all, and only a round that changes nothing with
@@ -545,7 +545,7 @@ impl Run<'_> {
                 && grown < MAX_GROWTH
                 && !(pass.info().is_pump() && self.rolled_back.contains(self.current.text())))
             .then_some(&self.accepted);
-            let rules = Rules::of(pass, &self.current, self.constant_asserts);
+            let rules = Rules::of(pass, &self.current, self.empty_checks);
             let gate = Gate {
                 current: &self.current,
                 grows,
@@ -583,7 +583,7 @@ impl Run<'_> {
                     following,
                     &self.current,
                     &self.accepted,
-                    self.constant_asserts,
+                    self.empty_checks,
                     self.options,
                 )
             };
@@ -709,14 +709,14 @@ impl FollowingAhead {
         following: Option<&dyn Pass>,
         current: &Script,
         accepted: &HashSet<String>,
-        constant_asserts: usize,
+        empty_checks: usize,
         options: &Options,
     ) -> Option<String> {
         if self.following.is_none() {
             self.following = Some(Following::of(
                 following?,
                 current,
-                constant_asserts,
+                empty_checks,
                 options.message.as_deref(),
             )?);
         }
@@ -748,7 +748,7 @@ impl Following {
     fn of(
         pass: &dyn Pass,
         current: &Script,
-        constant_asserts: usize,
+        empty_checks: usize,
         message: Option<&str>,
     ) -> Option<Following> {
         if pass.info().reads_crash {
@@ -756,7 +756,7 @@ impl Following {
         }
         Some(Following {
             candidates: unprotected(pass.candidates(current), current, message),
-            rules: Rules::of(pass, current, constant_asserts),
+            rules: Rules::of(pass, current, empty_checks),
             grows: pass.info().may_grow(),
         })
     }
@@ -921,9 +921,10 @@ fn message_cuts(script: &Script, message: &str) -> Vec<(Range<usize>, Range<usiz
 
 /// What every candidate must respect, whatever the oracle says.
 struct Rules {
-    /// No more asserts on constants than the start had: a check that checks nothing is not a
-    /// repro, whatever the signature (see [`crate::tautology`]).
-    constant_asserts: usize,
+    /// No more asserts on constants, nor raises that no check guards, than the start had: a
+    /// check that checks nothing is not a repro, whatever the signature (see
+    /// [`crate::tautology`]).
+    empty_checks: usize,
     /// The values of the arguments the torch passes own, for a pass that must keep their
     /// kind (see [`crate::kinds`]).
     kinds: Option<HashMap<String, HashSet<String>>>,
@@ -943,9 +944,9 @@ struct Rules {
 
 impl Rules {
     /// The rules the candidates of `pass` for `current` keep.
-    fn of(pass: &dyn Pass, current: &Script, constant_asserts: usize) -> Rules {
+    fn of(pass: &dyn Pass, current: &Script, empty_checks: usize) -> Rules {
         Rules {
-            constant_asserts,
+            empty_checks,
             // The arguments the torch passes own keep their kind under any other pass.
             kinds: (!kinds::TORCH_PASSES.contains(&pass.info().name))
                 .then(|| kinds::owned_values(current)),
@@ -969,7 +970,7 @@ impl Rules {
         !scopes
             .unbound_reads()
             .any(|name| self.bound_names.contains(name))
-            && constant_asserts(candidate) <= self.constant_asserts
+            && empty_checks(candidate) <= self.empty_checks
             && crate::passes::misfit_constructions(candidate) <= self.misfits
             && kinds::module_values(candidate) <= self.module_values
             && self

@@ -1,4 +1,5 @@
-//! Checks that check nothing: an `assert` whose test reads nothing the script computes.
+//! Checks that check nothing: an `assert` whose test reads nothing the script computes, and a
+//! `raise` that no such test guards.
 //!
 //! A failing `assert total == expected` is a repro of a wrong computation only while the test
 //! reads that computation. Once a rewrite has put constants in its place (`assert 0`,
@@ -13,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, is_literal, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, child_bodies, exprs_of, is_literal, span};
 use crate::scopes::Scopes;
 
 /// How many `assert` statements of `script` check nothing: those that test only constants
@@ -45,6 +46,52 @@ pub fn constant_asserts(script: &Script) -> usize {
                 })
         })
         .count()
+}
+
+/// How many checks of `script` check nothing: asserts on constants (see [`constant_asserts`])
+/// and raises that no check guards (see [`unguarded_raises`]).
+pub fn empty_checks(script: &Script) -> usize {
+    constant_asserts(script) + unguarded_raises(script)
+}
+
+/// How many `raise` statements of an exception (not a bare re-raise) no check guards: none
+/// of the `if` or `while` tests above them reads what the script computes, and they are not in
+/// an `except` handler or a `match` case. `if ours.isnan().any(): raise AssertionError(…)`
+/// checks the computation; the `raise` alone, as a jump to it leaves it, fails for any
+/// program.
+pub fn unguarded_raises(script: &Script) -> usize {
+    raises_in(script.body(), &constants(script), false)
+}
+
+fn raises_in(body: &[Stmt], constants: &Constants, guarded: bool) -> usize {
+    let checks = |test: &Expr| guarded || !is_constant(test, constants);
+    body.iter()
+        .map(|stmt| match stmt {
+            Stmt::Raise(r) => usize::from(!guarded && r.exc.is_some()),
+            Stmt::If(s) => {
+                let tests = std::iter::once(&*s.test)
+                    .chain(s.elif_else_clauses.iter().filter_map(|c| c.test.as_ref()));
+                let guarded = tests.into_iter().any(checks);
+                std::iter::once(&s.body[..])
+                    .chain(s.elif_else_clauses.iter().map(|c| &c.body[..]))
+                    .map(|b| raises_in(b, constants, guarded))
+                    .sum()
+            }
+            Stmt::While(w) => {
+                raises_in(&w.body, constants, checks(&w.test))
+                    + raises_in(&w.orelse, constants, guarded)
+            }
+            Stmt::Try(t) => [&t.body, &t.orelse, &t.finalbody]
+                .iter()
+                .map(|b| raises_in(b, constants, guarded))
+                .sum(),
+            Stmt::Match(_) => 0,
+            other => child_bodies(other)
+                .into_iter()
+                .map(|b| raises_in(b, constants, guarded))
+                .sum(),
+        })
+        .sum()
 }
 
 /// The names `expr` reads that the script computes.
@@ -207,6 +254,30 @@ mod tests {
 
     fn count(text: &str) -> usize {
         constant_asserts(&Script::parse(text, PythonVersion::PY311).unwrap())
+    }
+
+    fn raises(text: &str) -> usize {
+        unguarded_raises(&Script::parse(text, PythonVersion::PY311).unwrap())
+    }
+
+    #[test]
+    fn a_raise_counts_unless_a_test_of_something_computed_guards_it() {
+        let guarded = "y = f()\nif y.isnan().any():\n    raise AssertionError('nan')\n";
+        assert_eq!(raises(guarded), 0);
+        assert_eq!(raises("y = f()\nraise AssertionError('nan')\n"), 1);
+        assert_eq!(raises("if 1 < 2:\n    raise ValueError('x')\n"), 1);
+        assert_eq!(
+            raises("y = f()\nif y:\n    pass\nelse:\n    raise ValueError\n"),
+            0
+        );
+        assert_eq!(raises("while f():\n    raise ValueError\n"), 0);
+        assert_eq!(
+            raises("try:\n    f()\nexcept KeyError:\n    raise ValueError\n"),
+            0
+        );
+        // A bare `raise` re-raises what is being handled.
+        assert_eq!(raises("def g():\n    raise\n"), 0);
+        assert_eq!(raises("def g():\n    raise NotImplementedError\n"), 1);
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Drop the parameters that no code reads, with what the calls pass for them.
 //!
 //! ## What it removes
-//! A parameter of a module-level function, or of the `forward` of a module-level class, that
-//! the body never reads, goes from the `def`, and what each call passes for it goes too (by
-//! position or by keyword). For a function, the calls are those of its name; for `forward`,
+//! A parameter of a module-level function, or of the `__init__` or `forward` of a module-level
+//! class, that the body never reads, goes from the `def`, and what each call passes for it goes
+//! too (by position or by keyword). For a function, the calls are those of its name; for
+//! `__init__`, those of the class's name (`Stage(cfg)`, read nowhere else); for `forward`,
 //! those of the class's instances: `C(…)(…)`, and `m(…)` or `m.forward(…)` for a name bound
 //! once to `C(…)` (or to `torch.compile` of it, or to `.eval()`, `.to(…)` and the like of
 //! it); and the example inputs that `torch.export.export` and `torch.jit.trace` take for it:
@@ -60,10 +61,12 @@ impl Pass for DropParameters {
                     }
                 }
                 Stmt::ClassDef(class) => {
-                    let forward = class.body.iter().find(
-                        |s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == "forward"),
-                    );
-                    if let Some(forward @ Stmt::FunctionDef(f)) = forward
+                    if let Some(init @ Stmt::FunctionDef(f)) = method(class, "__init__")
+                        && let Some(uses) = found.calls_of(class.name.as_str(), span(stmt))
+                    {
+                        candidates.extend(found.drops(f, init, 1, &uses));
+                    }
+                    if let Some(forward @ Stmt::FunctionDef(f)) = method(class, "forward")
                         && let Some(uses) = found.instance_uses(class.name.as_str(), span(stmt))
                     {
                         candidates.extend(found.drops(f, forward, 1, &uses));
@@ -74,6 +77,14 @@ impl Pass for DropParameters {
         }
         candidates
     }
+}
+
+/// The method `name` defined in `class`'s body.
+fn method<'a>(class: &'a ast::StmtClassDef, name: &str) -> Option<&'a Stmt> {
+    class
+        .body
+        .iter()
+        .find(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == name))
 }
 
 /// Where a function's parameters get their values.

@@ -19,6 +19,7 @@ mod drop_imports;
 mod drop_parameters;
 mod drop_parentheses;
 mod drop_setup;
+mod drop_targets;
 mod first_elements;
 mod flatten_classes;
 mod fold_aliases;
@@ -42,6 +43,7 @@ mod tidy_blank_lines;
 mod unroll_loops;
 mod unwrap_blocks;
 mod unwrap_modules;
+mod valid_indices;
 
 use crate::pass::Pass;
 
@@ -87,10 +89,12 @@ registry! {
     /// stay a class, which leaves `self.cfg = Config()`), then propagating the values that
     /// inlining, flattening and binding leave bound to names and attributes. Then the small, many,
     /// cheap removals of definitions, of the parameters no code reads (with what the calls and
-    /// `torch.export`'s example inputs pass for them), then of the classes that deletion emptied but whose instances
+    /// `torch.export`'s example inputs pass for them) and of the names an unpacking binds that no
+    /// code reads (with the values they took), then of the classes that deletion emptied but whose instances
     /// are still handed on (after the deletions that empty them: an instance of the base in place
     /// of each), imports; a line that only shifts the random stream under a seed, deleted with the
-    /// seed changed (once deleting it alone failed); arguments and elements; expression hoisting,
+    /// seed changed (once deleting it alone failed); arguments and elements, then an index that
+    /// deleting elements left out of range put back in range; expression hoisting,
     /// value shrinking and the delta debugging of literals' contents last, because they propose the
     /// most candidates and are worth most on an already small script; parentheses that group
     /// nothing any more, statements spread over lines that fit on one, blank lines left behind
@@ -119,11 +123,13 @@ registry! {
     propagate_values::PropagateValues,
     delete_definitions::DeleteDefinitions,
     drop_parameters::DropParameters,
+    drop_targets::DropTargets,
     drop_empty_classes::DropEmptyClasses,
     drop_imports::DropImports,
     reseed::Reseed,
     delete_arguments::DeleteArguments,
     delete_elements::DeleteElements,
+    valid_indices::ValidIndices,
     hoist_expressions::HoistExpressions,
     shrink_values::ShrinkValues,
     shrink_literals::ShrinkLiterals,

@@ -90,7 +90,8 @@ impl Loop<'_> {
     }
 
     /// The reduction's script without the seed that `prepare` inserted (the caller knows it
-    /// did), when it fails the same way without it in each of [`UNSEEDED_RUNS`] fresh runs (a
+    /// did), when the script's own seed supersedes it before any draw (see
+    /// [`scrub_reducers::prepare::superseded_seed`]), or when it fails the same way without it in each of [`UNSEEDED_RUNS`] fresh runs (a
     /// seed that decides nothing is not part of the repro), and then without what only the
     /// seed used (`import torch`, the blank lines around it). A result with a control keeps
     /// the seed unless its control, built from the script without the seed, passes in each of
@@ -106,13 +107,18 @@ impl Loop<'_> {
             return Ok(());
         }
         let text = reduction.text.replacen(&line, "", 1);
-        if let Some(why) = self.seed_decides(&text)? {
+        let superseded = scrub_reducers::Script::parse(&reduction.text, self.options.version)
+            .is_some_and(|s| scrub_reducers::prepare::superseded_seed(&s));
+        let what = if superseded {
+            "removed the seed again: the script seeds torch itself before any draw".to_string()
+        } else if let Some(why) = self.seed_decides(&text)? {
             self.oracle.run_dir.log(format!("kept the seed: {why}"));
             return Ok(());
-        }
-        let what = format!(
-            "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
-        );
+        } else {
+            format!(
+                "removed the seed again: the result fails the same way without it {UNSEEDED_RUNS} times of {UNSEEDED_RUNS}"
+            )
+        };
         self.accept_prepared(&text, what);
         let tidy: Vec<&dyn scrub_reducers::Pass> = ["drop_imports", "tidy_blank_lines"]
             .into_iter()
