@@ -55,16 +55,17 @@ pub fn empty_checks(script: &Script) -> usize {
 }
 
 /// How many `raise` statements of an exception (not a bare re-raise) no check guards: none
-/// of the `if` or `while` tests above them reads what the script computes, and they are not in
-/// an `except` handler or a `match` case. `if ours.isnan().any(): raise AssertionError(…)`
+/// of the `if` or `while` tests above them reads a name the script computes, and they are not
+/// in an `except` handler or a `match` case. `if ours.isnan().any(): raise AssertionError(…)`
 /// checks the computation; the `raise` alone, as a jump to it leaves it, fails for any
-/// program.
+/// program, and so does one under `if object():` or `if torch.randn(1):`, which read nothing
+/// the script computed.
 pub fn unguarded_raises(script: &Script) -> usize {
     raises_in(script.body(), &constants(script), false)
 }
 
 fn raises_in(body: &[Stmt], constants: &Constants, guarded: bool) -> usize {
-    let checks = |test: &Expr| guarded || !is_constant(test, constants);
+    let checks = |test: &Expr| guarded || !computed_names(test, constants).is_empty();
     body.iter()
         .map(|stmt| match stmt {
             Stmt::Raise(r) => usize::from(!guarded && r.exc.is_some()),
@@ -266,11 +267,12 @@ mod tests {
         assert_eq!(raises(guarded), 0);
         assert_eq!(raises("y = f()\nraise AssertionError('nan')\n"), 1);
         assert_eq!(raises("if 1 < 2:\n    raise ValueError('x')\n"), 1);
+        assert_eq!(raises("if object():\n    raise ValueError('x')\n"), 1);
         assert_eq!(
             raises("y = f()\nif y:\n    pass\nelse:\n    raise ValueError\n"),
             0
         );
-        assert_eq!(raises("while f():\n    raise ValueError\n"), 0);
+        assert_eq!(raises("q = f()\nwhile q.pop():\n    raise ValueError\n"), 0);
         assert_eq!(
             raises("try:\n    f()\nexcept KeyError:\n    raise ValueError\n"),
             0

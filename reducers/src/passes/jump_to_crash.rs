@@ -124,6 +124,19 @@ impl Pass for JumpToCrash {
     }
 }
 
+/// Whether the script raises an exception whose message it builds from what it computed
+/// (`raise Exception(f"… {got} != {expected}")`): the script's own check of a result, whose
+/// message is the evidence. With the values in place of the names, the message would read
+/// the same while nothing computes it any more, and the check would fail for any program.
+fn shows_computed(raise: &ruff_python_ast::StmtRaise) -> bool {
+    raise.exc.as_deref().is_some_and(|exc| {
+        exprs_of(exc).into_iter().any(|e| {
+            matches!(e, Expr::FString(_))
+                && exprs_of(e).iter().any(|part| matches!(part, Expr::Name(_)))
+        })
+    })
+}
+
 /// Whether `value` (code the probe reported) is a call, which may build a new value each time
 /// it runs: `torch.randn(4)`, `Decimal('1')`, not `(4,)` nor `torch.float32`.
 fn is_call(value: &str) -> bool {
@@ -245,6 +258,7 @@ impl<'a> Failing<'a> {
                 .value
                 .as_deref()
                 .and_then(|value| self.moved(span(value), exprs_of(value))),
+            (Stmt::Raise(r), false) if shows_computed(r) => return Vec::new(),
             (Stmt::Raise(r), false) => {
                 // Also without its cause, which may have been a local.
                 let bare = r
@@ -288,6 +302,7 @@ impl<'a> Failing<'a> {
     /// can then go, and with them the code that computed them.
     fn in_place(&self) -> Option<Candidate> {
         let exprs = match (self.stmt, self.header) {
+            (Stmt::Raise(r), false) if shows_computed(r) => return None,
             (Stmt::If(s), true) => exprs_of(&s.test),
             (Stmt::While(s), true) => exprs_of(&s.test),
             (Stmt::For(s), true) => exprs_of(&s.iter),
