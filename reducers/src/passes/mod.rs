@@ -31,6 +31,7 @@ mod jump_to_crash;
 mod lambda_functions;
 mod module_moves;
 mod propagate_values;
+mod public_names;
 mod reseed;
 mod serial_maps;
 mod shrink_dims;
@@ -92,9 +93,14 @@ registry! {
     /// of each), imports; a line that only shifts the random stream under a seed, deleted with the
     /// seed changed (once deleting it alone failed); arguments and elements; expression hoisting,
     /// value shrinking and the delta debugging of literals' contents last, because they propose the
-    /// most candidates and are worth most on an already small script; parentheses that group
-    /// nothing any more, statements spread over lines that fit on one, blank lines left behind
-    /// and comments, which count as lines, are tidied at the end of each round.
+    /// most candidates and are worth most on an already small script. At the end of each round
+    /// the tidying: first the spellings of FX graph code (`torch.ops.aten` calls written as the
+    /// public call, the graph's generated names as plain ones), which never open up a deletion
+    /// but always shorten the script, so that they run on a script already cut down, once
+    /// more after the target is met, and their wins alone call for no new round (each one
+    /// shortens the script, so they end); then parentheses that group nothing any more (some
+    /// of them around a receiver that the method form wrote), statements spread over lines
+    /// that fit on one, blank lines left behind and comments, which count as lines.
     jump_to_crash::JumpToCrash,
     freeze_values::FreezeValues,
     delete_statements::DeleteStatements,
@@ -127,6 +133,7 @@ registry! {
     hoist_expressions::HoistExpressions,
     shrink_values::ShrinkValues,
     shrink_literals::ShrinkLiterals,
+    public_names::PublicNames,
     drop_parentheses::DropParentheses,
     join_lines::JoinLines,
     strip_comments::StripComments,
