@@ -96,11 +96,13 @@ registry! {
     /// most candidates and are worth most on an already small script. At the end of each round
     /// the tidying: first the spellings of FX graph code (`torch.ops.aten` calls written as the
     /// public call, the graph's generated names as plain ones), which never open up a deletion
-    /// but always shorten the script, so that they run on a script already cut down, once
-    /// more after the target is met, and their wins alone call for no new round (each one
-    /// shortens the script, so they end); then parentheses that group nothing any more (some
-    /// of them around a receiver that the method form wrote), statements spread over lines
-    /// that fit on one, blank lines left behind and comments, which count as lines.
+    /// but always shorten the script; like the fine passes they wait for a round of the others
+    /// that changed nothing, so that the names left are `x`, `y`, `z` and not the letters
+    /// handed to names deleted later; their wins alone call for no new round (each shortens
+    /// the script, so they end) and they run once more after the target is met. Then
+    /// parentheses that group nothing any more (some around a receiver that the method form
+    /// wrote), statements spread over lines that fit on one, blank lines left behind and
+    /// comments, which count as lines.
     jump_to_crash::JumpToCrash,
     freeze_values::FreezeValues,
     delete_statements::DeleteStatements,

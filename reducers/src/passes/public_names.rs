@@ -56,7 +56,7 @@ pub struct PublicNames;
 impl Pass for PublicNames {
     fn info(&self) -> PassInfo {
         PassInfo {
-            phase: Phase::Cosmetic,
+            phase: Phase::Respell,
             ..PassInfo::new("public_names")
         }
     }
