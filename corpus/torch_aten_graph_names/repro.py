@@ -31,11 +31,11 @@ class Repro(torch.nn.Module):
     def __init__(self):
         super().__init__()
 
-    def forward(self, primals_1, primals_2, primals_3, primals_4):
+    def forward(self, primals_1, primals_2, primals_3):
         permute = torch.ops.aten.permute.default(primals_1, [1, 0])
         addmm = torch.ops.aten.addmm.default(primals_2, primals_3, permute);  primals_2 = permute = None
         sigmoid = torch.ops.aten.sigmoid.default(addmm);  addmm = None
-        mul_ = torch.ops.aten.mul_.Tensor(sigmoid, primals_4);  mul_ = None
+        mul_ = torch.ops.aten.mul_.Tensor(sigmoid, 0.5);  mul_ = None
         view = torch.ops.aten.view.default(sigmoid, [16, 4, 8])
         sum_1 = torch.ops.aten.sum.dim_IntList(view, [1]);  view = None
         mean = torch.ops.aten.mean.default(sum_1);  sum_1 = None
@@ -46,8 +46,7 @@ def make_args(device="cpu"):
     primals_1 = rand_strided((32, 64), (64, 1), torch.float32, device).requires_grad_()
     primals_2 = rand_strided((32,), (1,), torch.float32, device).requires_grad_()
     primals_3 = rand_strided((16, 64), (64, 1), torch.float32, device)
-    primals_4 = rand_strided((), (), torch.float32, device)
-    return [primals_1, primals_2, primals_3, primals_4]
+    return [primals_1, primals_2, primals_3]
 
 
 def describe(outputs):
