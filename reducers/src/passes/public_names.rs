@@ -17,7 +17,8 @@
 //! `torch.ops.aten` and a list of common ones. A name is renamed everywhere the script uses it
 //! as a variable, in every scope (so the new name, unused anywhere, captures nothing), and as
 //! a keyword argument of a call that is not a library's (`f(addmm=…)` for the script's own
-//! `f`); strings and comments are left alone.
+//! `f`); strings and comments are left alone. The pass runs once nothing else changes the
+//! script (its phase is `Respell`), so that the names handed out are those of what is left.
 //!
 //! ## Example
 //! ```python
@@ -459,6 +460,19 @@ mod tests {
             [
                 "import torch\nx = torch.ones(6)\ny = torch.view(x, [2, 3])\n",
                 "import torch\nx = torch.ones(6)\ny = x.view([2, 3])\n",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lambda_s_generated_parameter_and_its_registry_call() {
+        let text = "import torch\ntorch.compile(lambda addmm_1: torch.ops.aten.relu(addmm_1))(torch.tensor(1.0))\n";
+        assert_eq!(
+            results(text),
+            [
+                "import torch\ntorch.compile(lambda x: torch.ops.aten.relu(x))(torch.tensor(1.0))\n",
+                "import torch\ntorch.compile(lambda addmm_1: torch.relu(addmm_1))(torch.tensor(1.0))\n",
+                "import torch\ntorch.compile(lambda addmm_1: addmm_1.relu())(torch.tensor(1.0))\n",
             ]
         );
     }
