@@ -37,6 +37,7 @@ mod shrink_dims;
 mod shrink_literals;
 mod shrink_values;
 mod simpler_backend;
+mod stateless_modules;
 mod strip_comments;
 mod tidy_blank_lines;
 mod unroll_loops;
@@ -77,7 +78,8 @@ registry! {
     /// and module moves, which would add statements to the wrapper's `__init__`, and before
     /// flattening, which would turn the instance into a function that `torch.jit.script` and
     /// `torch.export` reject; it only shrinks the script, so the rewrites after it work on less),
-    /// inlining calls, writing a function handed over once (to `vmap`, a key, a pool) as a lambda
+    /// writing a module whose `forward` reads nothing of `self` as that function (after the
+    /// unwrapping, which keeps a module, is refused), inlining calls, writing a function handed over once (to `vmap`, a key, a pool) as a lambda
     /// in place, moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the
     /// instance is bound once), flattening classes instantiated once (whose former methods the next
     /// round inlines), folding the dataclass instances that several records leave
@@ -109,6 +111,7 @@ registry! {
     serial_maps::SerialMaps,
     argparse_defaults::ArgparseDefaults,
     unwrap_modules::UnwrapModules,
+    stateless_modules::StatelessModules,
     inline_calls::InlineCalls,
     lambda_functions::LambdaFunctions,
     module_moves::ModuleMoves,

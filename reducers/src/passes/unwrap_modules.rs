@@ -218,7 +218,7 @@ fn inside(r: &Range<usize>, outer: &Range<usize>) -> bool {
 /// The calls constructing class `name` (defined over `class_range`), with the scope of each:
 /// `None` unless the name is bound by its definition only and read only as the callee of
 /// calls, none of them inside another.
-fn constructions<'a>(
+pub(super) fn constructions<'a>(
     scopes: &Scopes,
     exprs: &[&'a Expr],
     name: &str,
@@ -428,7 +428,7 @@ fn wrapper<'a>(scopes: &Scopes, class: &'a ast::StmtClassDef) -> Option<Wrapper<
     }
     let members = members(class, init)?;
     let stages = match members.as_slice() {
-        [(member, layer)] if passes_through(forward, member) => vec![Stage::Layer(*layer)],
+        [(member, layer)] if passes_through(forward, member) => vec![Stage::Layer(layer)],
         _ => chain(forward, &members)?,
     };
     let nn = nn_spelling(&stages);
@@ -615,7 +615,10 @@ fn stage_of<'a, 'e>(
         return None;
     };
     let name = func.attr.as_str();
-    match (call.arguments.args.as_ref(), call.arguments.keywords.is_empty()) {
+    match (
+        call.arguments.args.as_ref(),
+        call.arguments.keywords.is_empty(),
+    ) {
         ([arg], true) if is_name(&func.value, this) => {
             let i = members.iter().position(|(m, _)| *m == name)?;
             if std::mem::replace(&mut used[i], true) {
@@ -871,7 +874,7 @@ fn is_super_init(stmt: &Stmt, class: &str, this: &str) -> bool {
 }
 
 /// `nn.Module`, `torch.nn.Module` or `Module`.
-fn is_module(expr: &Expr) -> bool {
+pub(super) fn is_module(expr: &Expr) -> bool {
     match expr {
         Expr::Name(n) => n.id.as_str() == "Module",
         Expr::Attribute(a) if a.attr.as_str() == "Module" => match a.value.as_ref() {
@@ -883,7 +886,7 @@ fn is_module(expr: &Expr) -> bool {
     }
 }
 
-fn is_docstring(stmt: &Stmt) -> bool {
+pub(super) fn is_docstring(stmt: &Stmt) -> bool {
     matches!(stmt, Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)))
 }
 
@@ -895,7 +898,7 @@ fn without_docstring(body: &[Stmt]) -> &[Stmt] {
     }
 }
 
-fn is_name(expr: &Expr, name: &str) -> bool {
+pub(super) fn is_name(expr: &Expr, name: &str) -> bool {
     matches!(expr, Expr::Name(n) if n.id.as_str() == name)
 }
 
