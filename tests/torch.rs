@@ -160,6 +160,7 @@ const CONTROLS: &[(&str, &str, Option<&str>)] = &[
     ("torch_layernorm_passed_class", CUSTOM, None),
     ("torch_vmap_grad_outside", TRANSFORM, None),
     ("torch_trace_baked_batch", TRANSFORM, None),
+    ("torch_trace_conv_relu_wrapper", TRANSFORM, None),
 ];
 /// The cases whose control does not pass on the original (dropout on both sides): their
 /// custom code stays in every candidate, as written.

@@ -39,6 +39,7 @@ mod shrink_dims;
 mod shrink_literals;
 mod shrink_values;
 mod simpler_backend;
+mod stateless_modules;
 mod strip_comments;
 mod tidy_blank_lines;
 mod unroll_loops;
@@ -76,12 +77,14 @@ registry! {
     /// loops and folding the `[*ITER][0]` that unrolling leaves into the first element, running
     /// pool maps in the calling process (so that their failures reach the script's own frames),
     /// replacing command-line options by their defaults (before inlining can hide the namespace),
-    /// unwrapping the `nn.Module` classes that only wrap one layer into that layer (before inlining
-    /// and module moves, which would add statements to the wrapper's `__init__`, and before
-    /// flattening, which would turn the instance into a function that `torch.jit.script` and
-    /// `torch.export` reject; it only shrinks the script, so the rewrites after it work on less),
-    /// inlining calls, writing a function handed over once (to `vmap`, a key, a pool) as a lambda
-    /// in place, moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the
+    /// unwrapping the `nn.Module` classes that only wrap one layer, or a chain of layers and
+    /// activations, into that layer or an `nn.Sequential` (before inlining and module moves,
+    /// which would add statements to the wrapper's `__init__`, and before flattening, which would
+    /// turn the instance into a function that `torch.jit.script` and `torch.export` reject; it
+    /// only shrinks the script, so the rewrites after it work on less), writing a module whose
+    /// `forward` reads nothing of `self` as that function (after unwrapping, whose candidate stays
+    /// a module, has had its try), inlining calls, writing a function handed over once (to
+    /// `vmap`, a key, a pool) as a lambda in place, moving a module's `.double()`, `.to(…)` and `.eval()` into its class (so that the
     /// instance is bound once), flattening classes instantiated once (whose former methods the next
     /// round inlines), folding the dataclass instances that several records leave
     /// (`Line(3, p).net()`) into the values they were built from, folding the receivers that
@@ -121,6 +124,7 @@ registry! {
     serial_maps::SerialMaps,
     argparse_defaults::ArgparseDefaults,
     unwrap_modules::UnwrapModules,
+    stateless_modules::StatelessModules,
     inline_calls::InlineCalls,
     lambda_functions::LambdaFunctions,
     module_moves::ModuleMoves,
