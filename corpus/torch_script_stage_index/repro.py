@@ -48,6 +48,16 @@ class Denoiser(nn.Module):
         return self.head(x)
 
 
+def count_parameters(model):
+    """Trainable parameters, as the export log reports them."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def describe(model, cfg):
+    stages = ", ".join(name for name, _ in model.named_children())
+    log.info("denoiser: %d parameters, stages %s, depth %d", count_parameters(model), stages, cfg.depth)
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="export the denoiser")
     parser.add_argument("--channels", type=int, default=16)
@@ -61,6 +71,7 @@ def main():
     logging.basicConfig(level=logging.INFO)
     cfg = StageConfig(channels=args.channels, depth=args.depth)
     model = Denoiser(cfg).eval()
+    describe(model, cfg)
     batch = torch.randn(2, cfg.channels)
     with torch.no_grad():
         out = model(batch)
