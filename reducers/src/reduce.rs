@@ -309,7 +309,10 @@ struct Run<'a> {
 /// See [`Run::proposals`].
 const CRASH_PATIENCE: usize = 3;
 
-/// How many times in a row one run of a pass may grow the script.
+/// How many times one run of a pass may grow the script: in a row (inlining a function that
+/// calls itself through another would go on for ever), or between steps that shrink it (a
+/// pump whose values, put in place, are rebuilt as other code each time it runs again:
+/// `freeze_values` went back and forth between two scripts on a real report).
 const MAX_GROWTH: usize = 8;
 
 /// A pump that grew the script: the script before it, the pass, and the round it ran in.
@@ -542,8 +545,7 @@ impl Run<'_> {
             if !patient && refused_in_a_row >= self.options.give_up_after {
                 return Ok(PassEnd::GaveUp);
             }
-            // A pass may grow the script only so many times in a row (inlining a function that
-            // calls itself through another one would go on for ever).
+            // A pass may grow the script only so many times (see `MAX_GROWTH`).
             // Nor may a pump grow again a script it was rolled back to: its values may change
             // from run to run (see `freeze_values`), so its texts are new every time.
             let grows = (pass.info().may_grow()
@@ -622,7 +624,7 @@ impl Run<'_> {
                 .collect();
             let (accepted, parts, step) = self.merge_wins(i, &wins, &rules)?;
             let grew = self.accept(i, pass, accepted, parts, &step);
-            grown = if grew { grown + 1 } else { 0 };
+            grown += usize::from(grew);
             if self.target_met() && !pass.info().finishes() {
                 self.ahead.stale();
                 return Ok(PassEnd::TargetReached);

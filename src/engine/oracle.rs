@@ -604,6 +604,11 @@ impl Oracle for ProcessOracle<'_> {
 
     fn ended(&mut self) -> Result<(String, bool), scrub_reducers::Interrupted> {
         loop {
+            // Verdicts the cache gave run no process that would notice a Ctrl-C or a SIGTERM:
+            // a loop of cached steps stops here.
+            if crate::engine::process::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(scrub_reducers::Interrupted);
+            }
             if let Some(judged) = self.judged.pop_front() {
                 return Ok(judged);
             }
