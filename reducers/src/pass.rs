@@ -56,6 +56,14 @@ pub enum Phase {
     /// later. A round runs it only once a round of the other passes changed nothing, so that
     /// it works on a script that deletion has already made small.
     Fine,
+    /// Respells what deletion left (names, the spelling of calls) as a person writes it. Like
+    /// a fine pass it waits for a round of the others that changed nothing, and it runs in a
+    /// round only if no other pass changed the script before it, so that it names only what
+    /// survived (`x` for the first name left, not for the fifth of a script not yet cut
+    /// down); like a cosmetic one it runs last, its wins alone do not call for another
+    /// round, and it still runs once after the reduction stopped at its target. Unlike a
+    /// cosmetic one, what it changed is code: a result it alone changed is verified again.
+    Respell,
     /// Only tidies (comments, blank lines): last in every round, its wins alone do not call
     /// for another round, and it still runs once after the reduction stopped at its target.
     Cosmetic,
@@ -95,15 +103,24 @@ impl PassInfo {
     }
 
     /// Whether a round runs the pass only after a round of the others changed nothing (see
-    /// [`Phase::Fine`]).
+    /// [`Phase::Fine`] and [`Phase::Respell`]).
     pub fn is_fine(&self) -> bool {
-        self.phase == Phase::Fine
+        matches!(self.phase, Phase::Fine | Phase::Respell)
+    }
+
+    /// Whether the pass runs last in a round and its wins alone call for no other round:
+    /// the cosmetic passes and the respelling ones.
+    pub fn tidies(&self) -> bool {
+        matches!(self.phase, Phase::Cosmetic | Phase::Respell)
     }
 
     /// Whether the pass still runs once after the reduction stopped at its target: the
-    /// cosmetic ones, and dropping unused imports.
+    /// cosmetic and respelling ones, and dropping unused imports.
     pub fn finishes(&self) -> bool {
-        matches!(self.phase, Phase::MainAndFinish | Phase::Cosmetic)
+        matches!(
+            self.phase,
+            Phase::MainAndFinish | Phase::Cosmetic | Phase::Respell
+        )
     }
 
     /// Whether its candidates may make the script longer: a ladder's steps and pumps.

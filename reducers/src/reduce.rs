@@ -355,11 +355,16 @@ impl Run<'_> {
             let order = self.schedule(passes);
             // Whether a pass read where the script fails this round, and whether one won.
             let (mut crash_read, mut crash_won) = (false, false);
-            // Whether a pass that is not cosmetic changed the script: tidying alone opens
-            // nothing up for another round.
+            // Whether a pass that does not only tidy changed the script: tidying and
+            // respelling alone open nothing up for another round.
             let mut progressed = false;
             for (n, &i) in order.iter().enumerate() {
                 if passes[i].info().is_fine() && !fine {
+                    continue;
+                }
+                // A respelling pass waits for a round in which nothing else changed the
+                // script: a fine pass's win may still let deletion drop names.
+                if passes[i].info().phase == crate::Phase::Respell && progressed {
                     continue;
                 }
                 let accepted = self.stats[i].accepted;
@@ -373,7 +378,7 @@ impl Run<'_> {
                     crash_read = true;
                     crash_won |= won;
                 }
-                progressed |= won && !passes[i].info().is_cosmetic();
+                progressed |= won && !passes[i].info().tidies();
                 match end {
                     Err(Interrupted) => return StopReason::Interrupted,
                     Ok(PassEnd::TargetReached) => return StopReason::TargetReached,
@@ -437,7 +442,7 @@ impl Run<'_> {
 
     /// The order of the passes in this round: the bytes each removed per second of judging
     /// so far (per candidate when the oracle does not measure time), most first by powers of
-    /// two (ties, and the first round, in registry order); cosmetic passes last.
+    /// two (ties, and the first round, in registry order); the passes that tidy last.
     fn schedule(&self, passes: &[&dyn Pass]) -> Vec<usize> {
         let rate = |i: usize| {
             let s = &self.stats[i];
@@ -457,8 +462,8 @@ impl Run<'_> {
         order.sort_by(|&a, &b| {
             passes[a]
                 .info()
-                .is_cosmetic()
-                .cmp(&passes[b].info().is_cosmetic())
+                .tidies()
+                .cmp(&passes[b].info().tidies())
                 .then(band(b).cmp(&band(a)))
         });
         order

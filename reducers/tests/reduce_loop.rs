@@ -286,6 +286,33 @@ fn the_fine_passes_wait_until_the_others_change_nothing() {
 }
 
 #[test]
+fn a_respelling_pass_names_only_what_deletion_left() {
+    use scrub_reducers::passes::{DeleteArguments, DeleteStatements, PublicNames};
+    /// Like `Contains`, needs an argument to `g`, and `= 1` while `g` takes two: the deletion
+    /// of `arg0_1 = 1` waits for a fine pass.
+    struct Guarded(Contains);
+    impl Oracle for Guarded {
+        fn judge(&mut self, texts: &[String]) -> Result<Vec<bool>, Interrupted> {
+            let needs = |t: &String| !t.contains("g()") && (!t.contains(", ") || t.contains("= 1"));
+            let found = self.0.judge(texts)?;
+            Ok(texts
+                .iter()
+                .zip(found)
+                .map(|(t, f)| f && needs(t))
+                .collect())
+        }
+    }
+    // Renamed before the deletion, `arg1_1` would be `y`: the first plain name would go to
+    // `arg0_1`, which deletion drops once a fine pass dropped its argument.
+    let text = "import torch\narg0_1 = 1\narg1_1 = 2\nraise KeyError(g(arg0_1, arg1_1))\n";
+    let passes: &[&dyn scrub_reducers::Pass] = &[&PublicNames, &DeleteStatements, &DeleteArguments];
+    let mut oracle = Guarded(Contains(&["import torch", "= 2", "KeyError(g("]));
+    let out = reduce(text, passes, &mut oracle, &exhaustive()).unwrap();
+    assert_eq!(out.text, "import torch\nx = 2\nraise KeyError(g(x))\n");
+    assert_eq!(out.stop, StopReason::Fixpoint);
+}
+
+#[test]
 fn the_pumps_carry_a_value_through_a_helper_and_main_to_its_use() {
     // With every pass, a textual oracle lets delete_statements drop the calls, since the
     // needles survive that; a real run would no longer fail. The two pumps alone show that

@@ -32,6 +32,7 @@ mod jump_to_crash;
 mod lambda_functions;
 mod module_moves;
 mod propagate_values;
+mod public_names;
 mod reseed;
 mod serial_maps;
 mod shrink_dims;
@@ -99,9 +100,16 @@ registry! {
     /// seed changed (once deleting it alone failed); arguments and elements, then an index that
     /// deleting elements left out of range put back in range; expression hoisting,
     /// value shrinking and the delta debugging of literals' contents last, because they propose the
-    /// most candidates and are worth most on an already small script; parentheses that group
-    /// nothing any more, statements spread over lines that fit on one, blank lines left behind
-    /// and comments, which count as lines, are tidied at the end of each round.
+    /// most candidates and are worth most on an already small script. At the end of each round
+    /// the tidying: first the spellings of FX graph code (`torch.ops.aten` calls written as the
+    /// public call, the graph's generated names as plain ones), which never open up a deletion
+    /// but always shorten the script; like the fine passes they wait for a round of the others
+    /// that changed nothing, so that the names left are `x`, `y`, `z` and not the letters
+    /// handed to names deleted later; their wins alone call for no new round (each shortens
+    /// the script, so they end) and they run once more after the target is met. Then
+    /// parentheses that group nothing any more (some around a receiver that the method form
+    /// wrote), statements spread over lines that fit on one, blank lines left behind and
+    /// comments, which count as lines.
     jump_to_crash::JumpToCrash,
     freeze_values::FreezeValues,
     delete_statements::DeleteStatements,
@@ -137,6 +145,7 @@ registry! {
     hoist_expressions::HoistExpressions,
     shrink_values::ShrinkValues,
     shrink_literals::ShrinkLiterals,
+    public_names::PublicNames,
     drop_parentheses::DropParentheses,
     join_lines::JoinLines,
     strip_comments::StripComments,
