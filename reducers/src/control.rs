@@ -445,7 +445,10 @@ pub(crate) fn inlined_comparisons(script: &Script) -> Vec<(&Expr, &Expr)> {
 /// the script's own code: the fix still has to turn the failure into a pass, so the suspect
 /// is still compared, and the comparison must still read the original's reference calls.
 pub fn compared_calls(script: &Script) -> Vec<String> {
-    let calls = LibraryCalls::of(script);
+    let calls = LibraryCalls {
+        instances: true,
+        ..LibraryCalls::of(script)
+    };
     let mut out: Vec<String> = compared_sides(script, &calls.imports)
         .into_iter()
         .flat_map(|(a, b)| [a, b])
@@ -1217,6 +1220,20 @@ torch.testing.assert_close(norm(x), torch.nn.functional.normalize(x, p=1, dim=0)
         assert_eq!(text, "import torch\ndef f(x):\n    return x\nf(1)\n");
         let (_, text) = control("import torch\nout = torch.compile(lambda x: x)(1)\n").unwrap();
         assert_eq!(text, "import torch\nout = (lambda x: x)(1)\n");
+    }
+
+    #[test]
+    fn a_compared_reference_module_bound_to_a_name_is_called_where_it_is_called() {
+        // What a fix's control keeps compared must hold on the original itself: a candidate
+        // that keeps `ref(x)` still compares with `nn.LayerNorm`.
+        let text = "import torch\nimport torch.nn as nn\ndef norm(x):\n    return (x - x.mean(dim=0)) * torch.rsqrt(x.var(-1) + 1e-5)\nref = nn.LayerNorm(8).to('cpu')\nx = torch.randn(2, 8)\ngot = norm(x)\nwant = ref(x)\ntorch.testing.assert_close(got, want)\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
+        assert!(
+            compared_calls(&script).contains(&"torch.nn.LayerNorm".to_string()),
+            "{:?}",
+            compared_calls(&script)
+        );
     }
 
     #[test]
