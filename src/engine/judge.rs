@@ -95,7 +95,10 @@ impl Judge {
         if self.criteria.kinds.is_empty() {
             return Ok(None);
         }
-        let run = self.workers.probe(text, crate::engine::kinds::SOURCE)?;
+        let run = self.workers.probe(
+            text,
+            crate::engine::kinds::runner(&self.criteria.sig, false),
+        )?;
         Ok(self.criteria.kinds_changed(&run))
     }
 

@@ -31,14 +31,65 @@ LINES_MARK = "\nscrub-lines: "
 # the guard of a custom implementation that no control guards reads them.
 LINES = False
 RAN = set()
+# Set in the runner for an `AttributeError`: the attributes the script sets are recorded.
+STORES = False
 # How deep containers are followed, and how many of their items are looked at.
 DEPTH = 3
 ITEMS = 16
 
 
+# The attributes the script sets, by name: the class of each value it set one on, and the
+# name that value was reached by (`p` in `p.baz = 1`), see `Stores`.
+STORED = {}
+# What a failure on an attribute the script set reports (see `missed`).
+SET_ATTRIBUTE = "getattr(…, %r) of a value the script set it on"
+
+
+def stored(value, attribute, name):
+    """Records that the script sets `attribute` on `value` (reached by `name`); returns it."""
+    try:
+        STORED.setdefault(attribute, []).append((type(value), name))
+    except Exception:
+        pass
+    return value
+
+
+class Stores(ast.NodeTransformer):
+    """`X.baz = v` becomes `__scrub_stored__(X, 'baz', 'X').baz = v`, and `setattr(X, 'baz',
+    v)` `setattr(__scrub_stored__(X, 'baz', 'X'), 'baz', v)`: X is evaluated once, as before,
+    and every line keeps its place."""
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Store):
+            node.value = recorded(node.value, node.attr)
+            ast.fix_missing_locations(node)
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            node.args[0] = recorded(node.args[0], node.args[1].value)
+            ast.fix_missing_locations(node)
+        return node
+
+
+def recorded(value, attribute):
+    """`__scrub_stored__(value, attribute, name)` in `value`'s place."""
+    name = value.id if isinstance(value, ast.Name) else None
+    call = ast.Call(
+        ast.Name("__scrub_stored__", ast.Load()),
+        [value, ast.Constant(attribute), ast.Constant(name)],
+        [],
+    )
+    return ast.copy_location(call, value)
+
+
 def instrument(source, path, globals_):
-    """The script as it is: the report reads the traceback, not what the code computed. With
-    `LINES`, the lines of the script that run are recorded from here on."""
+    """The script, with the attributes it sets recorded (see `Stores`); the report reads the
+    traceback, not what the code computed. With `LINES`, the lines of the script that run are
+    recorded from here on."""
     if LINES:
         def local(frame, event, arg):
             if event == "line":
@@ -52,7 +103,15 @@ def instrument(source, path, globals_):
             return local
 
         sys.settrace(call)
-    return compile(source, path, "exec")
+    STORED.clear()
+    if not STORES:
+        return compile(source, path, "exec")
+    globals_["__scrub_stored__"] = stored
+    try:
+        tree = Stores().visit(ast.parse(source, path))
+    except Exception:
+        return compile(source, path, "exec")
+    return compile(tree, path, "exec")
 
 
 def library(filename):
@@ -155,6 +214,13 @@ def family(dtype):
 def call_at(frame, source):
     """The call the frame is executing, parsed from its own source: `None` before Python
     3.11 (no column positions) or when the instruction is not a call."""
+    node = node_at(frame, source)
+    return node if isinstance(node, ast.Call) else None
+
+
+def node_at(frame, source):
+    """The expression the frame is executing, parsed from its own source: `None` before
+    Python 3.11 (no column positions)."""
     try:
         positions = list(frame.f_code.co_positions())
         line, end_line, col, end_col = positions[frame.f_lasti // 2]
@@ -164,10 +230,9 @@ def call_at(frame, source):
             text = encoded[0][col:end_col]
         else:
             text = encoded[0][col:] + b"".join(encoded[1:-1]) + encoded[-1][:end_col]
-        node = ast.parse(b"(" + text + b"\n)", mode="eval").body
+        return ast.parse(b"(" + text + b"\n)", mode="eval").body
     except Exception:
         return None
-    return node if isinstance(node, ast.Call) else None
 
 
 SIMPLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.UnaryOp, ast.Tuple, ast.List)
@@ -243,6 +308,57 @@ def positional(call):
     return len(call.args)
 
 
+def missed(exc, frames, mine, source):
+    """For an `AttributeError` on an attribute the script set, read where the script set it
+    on a value of the same class, reached from a name that the failing expression reads
+    (`pc.baz` with `pc = deepcopy(p)` after `p.baz = 1`): the pseudo-call `SET_ATTRIBUTE`,
+    with that value's kind. The same message on a value nothing set it on is a user's
+    mistake (an attribute never set), which a candidate must not become."""
+    name = getattr(exc, "name", None)
+    if not isinstance(exc, AttributeError) or not isinstance(name, str) or name not in STORED:
+        return None
+    try:
+        value = exc.obj
+    except AttributeError:
+        return None
+    inner = [f for f in frames if mine(f)]
+    node = node_at(inner[-1], source) if inner else None
+    if not isinstance(node, ast.Attribute):
+        return None
+    reached = reaches(node.value, source)
+    cls = type(value)
+    for klass, on in STORED[name]:
+        if on in reached and (issubclass(cls, klass) or issubclass(klass, cls)):
+            return {"at": SET_ATTRIBUTE % name, "args": {"value": kind(value, "__main__")},
+                    "positional": None}
+    return None
+
+
+def reaches(expr, source):
+    """The names `expr` reads, and those the names it reads were assigned from, followed
+    through every plain assignment of the script (`pc = deepcopy(p)`: `pc`, `deepcopy`, `p`)."""
+    edges = {}
+    try:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for target in targets:
+                    for t in ast.walk(target):
+                        if isinstance(t, ast.Name):
+                            edges.setdefault(t.id, set()).update(read)
+    except Exception:
+        pass
+    todo = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)]
+    seen = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(edges.get(name, ()))
+    return seen
+
+
 def report(exc, path):
     """Writes the calls into libraries on `exc`'s traceback (see the header), and with
     `LINES` the lines of the script that ran."""
@@ -286,6 +402,9 @@ def report(exc, path):
                     "args": written(call, frame, "__main__", quoted),
                     "positional": positional(call),
                 })
+    set_on = missed(exc, frames, mine, source)
+    if set_on is not None:
+        calls.append(set_on)
     # Only the innermost call's positional arguments and quoted numbers are kept: the failing
     # call's.
     for call in calls[:-1]:

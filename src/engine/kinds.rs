@@ -13,17 +13,42 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::engine::process::Outcome;
+use crate::engine::verdict::Signature;
 
 /// The runner, run as `python -c SOURCE` or loaded by a warm worker as its probe.
 pub const SOURCE: &str = include_str!("kinds.py");
 const MARK: &str = "scrub-kinds: ";
 const LINES_MARK: &str = "scrub-lines: ";
+/// How `kinds.py` names the read of an attribute the script set, after `getattr(…, 'NAME')`.
+const SET_ATTRIBUTE: &str = " of a value the script set it on";
 
-/// The runner that also reports the lines of the script that ran (see [`lines`]).
-pub fn traced() -> &'static str {
-    static TRACED: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| SOURCE.replacen("LINES = False", "LINES = True", 1));
-    &TRACED
+/// The runner for a failure with signature `sig`: with `lines`, it also reports the lines of
+/// the script that ran (see [`lines`]); for an `AttributeError`, it records the attributes the
+/// script sets, so that the failure's read of one stays a read of what the script set (the
+/// rewrite of every attribute store is left out elsewhere: a compiled function would trace
+/// it).
+pub fn runner(sig: &Signature, lines: bool) -> &'static str {
+    static VARIANTS: std::sync::LazyLock<[String; 4]> = std::sync::LazyLock::new(|| {
+        let with = |lines: bool, stores: bool| {
+            let mut source = SOURCE.to_string();
+            if lines {
+                source = source.replacen("LINES = False", "LINES = True", 1);
+            }
+            if stores {
+                source = source.replacen("STORES = False", "STORES = True", 1);
+            }
+            source
+        };
+        [
+            with(false, false),
+            with(true, false),
+            with(false, true),
+            with(true, true),
+        ]
+    });
+    let stores =
+        matches!(sig, Signature::Exception { class, .. } if class.ends_with("AttributeError"));
+    &VARIANTS[usize::from(lines) + 2 * usize::from(stores)]
 }
 
 /// The cache key of the run of `text` under the runner `source`: it names the runner, whose
@@ -106,6 +131,17 @@ pub fn calls(outcome: &Outcome) -> Option<Vec<Call>> {
 /// only one of them makes, or either makes more than once, is not compared: reductions inline
 /// and move calls.
 pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
+    // The read of an attribute the script set (`getattr(…, 'baz') of a value the script set
+    // it on`, see `missed` in kinds.py) is no call a reduction may move: without it, the
+    // attribute is missed on a value nothing set it on.
+    if let Some(set) = original.iter().find(|c| c.at.ends_with(SET_ATTRIBUTE))
+        && !candidate.iter().any(|c| c.at == set.at)
+    {
+        let attribute = set.at.trim_end_matches(SET_ATTRIBUTE);
+        return Some(format!(
+            "{attribute} no longer fails on a value the script set the attribute on (reached from what the failing line reads): reading an attribute never set is a user's mistake"
+        ));
+    }
     // A function called more than once on the path (a module's `__call__` for each layer)
     // cannot be paired call for call once reductions inline layers: only functions called
     // once on both paths are compared.
@@ -234,7 +270,10 @@ mod tests {
     /// The calls `text` makes into libraries on its failing path, as a cold run reports them.
     fn calls_of(text: &str) -> Vec<Call> {
         let workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
-        let outcome = workers.probe(text, SOURCE).expect("python3 runs");
+        let sig = Signature::parse("AttributeError").unwrap();
+        let outcome = workers
+            .probe(text, runner(&sig, false))
+            .expect("python3 runs");
         calls(&outcome).unwrap_or_else(|| panic!("no report:\n{}", outcome.stderr))
     }
 
@@ -256,6 +295,33 @@ mod tests {
         );
         let same = calls_of(&format!("{CONFIG}logging.config.dictConfig(Config())\n"));
         assert_eq!(changed(&original, &same), None);
+    }
+
+    const POINT: &str = "import copy\nclass Point:\n    def __init__(self, x):\n        self.x = x\n    def __getstate__(self):\n        return {'x': self.x}\n";
+
+    #[test]
+    fn an_attribute_the_script_set_and_a_copy_lost_stays_the_attribute_it_misses() {
+        let original = calls_of(&format!(
+            "{POINT}p = Point(1)\np.label = 'a'\nq = copy.copy(p)\nprint(q.label)\n"
+        ));
+        let set = "getattr(…, 'label') of a value the script set it on";
+        assert!(original.iter().any(|c| c.at == set), "{original:?}");
+        let copied = calls_of(&format!(
+            "{POINT}p = Point(1)\nsetattr(p, 'label', 'a')\ncopy.copy(p).label\n"
+        ));
+        assert_eq!(changed(&original, &copied), None);
+        for mistake in [
+            "p = Point(1)\np.label = 'a'\nPoint(1).label\n",
+            "copy.label = 'a'\nPoint(1).label\n",
+            "p = copy\np.label = 'a'\np.copy(Point(1)).label\n",
+        ] {
+            let calls = calls_of(&format!("{POINT}{mistake}"));
+            let why = changed(&original, &calls);
+            assert!(
+                why.as_deref().is_some_and(|w| w.contains("user's mistake")),
+                "{mistake}: {why:?}"
+            );
+        }
     }
 
     #[test]

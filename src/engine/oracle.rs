@@ -206,8 +206,7 @@ impl Criteria {
     pub(crate) fn runner(&self) -> Option<&'static str> {
         match (self.kinds.is_empty(), self.custom_run.is_empty()) {
             (true, true) => None,
-            (_, true) => Some(kinds::SOURCE),
-            (_, false) => Some(kinds::traced()),
+            (_, lines) => Some(kinds::runner(&self.sig, !lines)),
         }
     }
 }

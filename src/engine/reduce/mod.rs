@@ -239,10 +239,7 @@ impl Reduction<'_> {
         if !check_kinds && custom.is_empty() {
             return Ok(Default::default());
         }
-        let source = match custom.is_empty() {
-            true => crate::engine::kinds::SOURCE,
-            false => crate::engine::kinds::traced(),
-        };
+        let source = crate::engine::kinds::runner(sig, !custom.is_empty());
         let outcome = self.workers.probe(&self.start, source)?;
         if sig.judge(&outcome) != Verdict::Same {
             return Ok(Default::default());
