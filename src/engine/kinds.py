@@ -38,26 +38,50 @@ DEPTH = 3
 ITEMS = 16
 
 
-# The attributes the script sets, by name: the class of each value it set one on, and the
-# name that value was reached by (`p` in `p.baz = 1`), see `Stores`.
-STORED = {}
+# The attributes the script sets, by the id of the value it set them on (see `Stores`), each
+# with that value (held, so that no id is reused); and, by the same rule, the values a library
+# function returned while one of those was among its locals (a copy, a replacement), each with
+# the attributes set on the values it came from.
+SET = {}
 # What a failure on an attribute the script set reports (see `missed`).
 SET_ATTRIBUTE = "getattr(…, %r) of a value the script set it on"
 
 
-def stored(value, attribute, name):
-    """Records that the script sets `attribute` on `value` (reached by `name`); returns it."""
+def stored(value, attribute):
+    """Records that the script sets `attribute` on `value`; returns it."""
     try:
-        STORED.setdefault(attribute, []).append((type(value), name))
+        SET.setdefault(id(value), (value, set()))[1].add(attribute)
     except Exception:
         pass
     return value
 
 
+def derive(path):
+    """The profile function that records what library functions return from the values in
+    `SET`, with the attributes set on those."""
+
+    def profile(frame, event, arg):
+        if event != "return" or arg is None or frame.f_code.co_filename == path:
+            return
+        try:
+            if id(arg) in SET:
+                return
+            attributes = set()
+            for value in frame.f_locals.values():
+                if id(value) in SET:
+                    attributes |= SET[id(value)][1]
+            if attributes:
+                SET[id(arg)] = (arg, attributes)
+        except Exception:
+            pass
+
+    return profile
+
+
 class Stores(ast.NodeTransformer):
-    """`X.baz = v` becomes `__scrub_stored__(X, 'baz', 'X').baz = v`, and `setattr(X, 'baz',
-    v)` `setattr(__scrub_stored__(X, 'baz', 'X'), 'baz', v)`: X is evaluated once, as before,
-    and every line keeps its place."""
+    """`X.baz = v` becomes `__scrub_stored__(X, 'baz').baz = v`, and `setattr(X, 'baz', v)`
+    `setattr(__scrub_stored__(X, 'baz'), 'baz', v)`: X is evaluated once, as before, and every
+    line keeps its place."""
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
@@ -76,13 +100,8 @@ class Stores(ast.NodeTransformer):
 
 
 def recorded(value, attribute):
-    """`__scrub_stored__(value, attribute, name)` in `value`'s place."""
-    name = value.id if isinstance(value, ast.Name) else None
-    call = ast.Call(
-        ast.Name("__scrub_stored__", ast.Load()),
-        [value, ast.Constant(attribute), ast.Constant(name)],
-        [],
-    )
+    """`__scrub_stored__(value, attribute)` in `value`'s place."""
+    call = ast.Call(ast.Name("__scrub_stored__", ast.Load()), [value, ast.Constant(attribute)], [])
     return ast.copy_location(call, value)
 
 
@@ -103,7 +122,7 @@ def instrument(source, path, globals_):
             return local
 
         sys.settrace(call)
-    STORED.clear()
+    SET.clear()
     if not STORES:
         return compile(source, path, "exec")
     globals_["__scrub_stored__"] = stored
@@ -111,6 +130,7 @@ def instrument(source, path, globals_):
         tree = Stores().visit(ast.parse(source, path))
     except Exception:
         return compile(source, path, "exec")
+    sys.setprofile(derive(path))
     return compile(tree, path, "exec")
 
 
@@ -214,13 +234,6 @@ def family(dtype):
 def call_at(frame, source):
     """The call the frame is executing, parsed from its own source: `None` before Python
     3.11 (no column positions) or when the instruction is not a call."""
-    node = node_at(frame, source)
-    return node if isinstance(node, ast.Call) else None
-
-
-def node_at(frame, source):
-    """The expression the frame is executing, parsed from its own source: `None` before
-    Python 3.11 (no column positions)."""
     try:
         positions = list(frame.f_code.co_positions())
         line, end_line, col, end_col = positions[frame.f_lasti // 2]
@@ -230,9 +243,10 @@ def node_at(frame, source):
             text = encoded[0][col:end_col]
         else:
             text = encoded[0][col:] + b"".join(encoded[1:-1]) + encoded[-1][:end_col]
-        return ast.parse(b"(" + text + b"\n)", mode="eval").body
+        node = ast.parse(b"(" + text + b"\n)", mode="eval").body
     except Exception:
         return None
+    return node if isinstance(node, ast.Call) else None
 
 
 SIMPLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.UnaryOp, ast.Tuple, ast.List)
@@ -308,61 +322,29 @@ def positional(call):
     return len(call.args)
 
 
-def missed(exc, frames, mine, source):
-    """For an `AttributeError` on an attribute the script set, read where the script set it
-    on a value of the same class, reached from a name that the failing expression reads
-    (`pc.baz` with `pc = deepcopy(p)` after `p.baz = 1`): the pseudo-call `SET_ATTRIBUTE`,
-    with that value's kind. The same message on a value nothing set it on is a user's
-    mistake (an attribute never set), which a candidate must not become."""
+def missed(exc):
+    """For an `AttributeError` on an attribute the script set, read on a value the script set
+    it on or one a library returned from such a value (`deepcopy(p).baz` after `p.baz = 1`):
+    the pseudo-call `SET_ATTRIBUTE`, with that value's kind. The same message on a value
+    nothing set it on (`Parameter().baz`) is a user's mistake, an attribute never set, which
+    a candidate must not become."""
     name = getattr(exc, "name", None)
-    if not isinstance(exc, AttributeError) or not isinstance(name, str) or name not in STORED:
+    if not isinstance(exc, AttributeError) or not isinstance(name, str):
         return None
     try:
         value = exc.obj
     except AttributeError:
         return None
-    inner = [f for f in frames if mine(f)]
-    node = node_at(inner[-1], source) if inner else None
-    if not isinstance(node, ast.Attribute):
+    if name not in SET.get(id(value), (None, ()))[1]:
         return None
-    reached = reaches(node.value, source)
-    cls = type(value)
-    for klass, on in STORED[name]:
-        if on in reached and (issubclass(cls, klass) or issubclass(klass, cls)):
-            return {"at": SET_ATTRIBUTE % name, "args": {"value": kind(value, "__main__")},
-                    "positional": None}
-    return None
-
-
-def reaches(expr, source):
-    """The names `expr` reads, and those the names it reads were assigned from, followed
-    through every plain assignment of the script (`pc = deepcopy(p)`: `pc`, `deepcopy`, `p`)."""
-    edges = {}
-    try:
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                for target in targets:
-                    for t in ast.walk(target):
-                        if isinstance(t, ast.Name):
-                            edges.setdefault(t.id, set()).update(read)
-    except Exception:
-        pass
-    todo = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)]
-    seen = set()
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(edges.get(name, ()))
-    return seen
+    return {"at": SET_ATTRIBUTE % name, "args": {"value": kind(value, "__main__")}, "positional": None}
 
 
 def report(exc, path):
     """Writes the calls into libraries on `exc`'s traceback (see the header), and with
     `LINES` the lines of the script that ran."""
     sys.settrace(None)
+    sys.setprofile(None)
     if LINES:
         sys.stderr.write(LINES_MARK + json.dumps(sorted(RAN)) + "\n")
     frames = []
@@ -402,7 +384,7 @@ def report(exc, path):
                     "args": written(call, frame, "__main__", quoted),
                     "positional": positional(call),
                 })
-    set_on = missed(exc, frames, mine, source)
+    set_on = missed(exc)
     if set_on is not None:
         calls.append(set_on)
     # Only the innermost call's positional arguments and quoted numbers are kept: the failing

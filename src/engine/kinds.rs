@@ -139,7 +139,7 @@ pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
     {
         let attribute = set.at.trim_end_matches(SET_ATTRIBUTE);
         return Some(format!(
-            "{attribute} no longer fails on a value the script set the attribute on (reached from what the failing line reads): reading an attribute never set is a user's mistake"
+            "{attribute} no longer misses an attribute the script set on that value, or on one a library made it from: reading an attribute never set is a user's mistake"
         ));
     }
     // A function called more than once on the path (a module's `__call__` for each layer)

@@ -330,11 +330,14 @@ pub fn misjudged(
         .into_iter()
         .map(|o| o.expect("a corpus script runs"))
         .collect();
+    // Each case's scripts run under the runner for the signature its repro derives.
     let kinds: Vec<Outcome> = all
         .iter()
-        .map(|text| {
+        .zip(outcomes.chunks(3).flat_map(|runs| [&runs[0]; 3]))
+        .map(|(text, repro)| {
+            let sig = Signature::derive(repro).unwrap_or(Signature::Exit(1));
             workers
-                .probe(text, scrub::engine::kinds::SOURCE)
+                .probe(text, scrub::engine::kinds::runner(&sig, false))
                 .expect("a corpus script runs")
         })
         .collect();

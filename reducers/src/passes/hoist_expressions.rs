@@ -280,14 +280,14 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
             _ => None,
         })
         .collect();
-    let reads: Vec<(&str, std::ops::Range<usize>)> = all_exprs(script.body())
-        .into_iter()
-        .filter_map(|e| match e {
-            Expr::Name(n) if n.ctx == ast::ExprContext::Load || augmented.contains(&span(n)) => {
-                Some((n.id.as_str(), span(n)))
-            }
-            _ => None,
-        })
+    // Each read with the scope its name resolves to: a function's parameter named as a
+    // module-level variable is another variable.
+    let scopes = crate::scopes::Scopes::of(script.body());
+    let reads: Vec<(&str, Option<usize>, std::ops::Range<usize>)> = scopes
+        .occurrences
+        .iter()
+        .filter(|o| !o.binds || augmented.contains(&o.range))
+        .map(|o| (o.name, scopes.resolve_occurrence(o), o.range.clone()))
         .collect();
     let mut out = Vec::new();
     for stmt in crate::python::all_bodies(script.body())
@@ -306,8 +306,11 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
             .collect();
         let Some(names) = names else { continue };
         let range = span(stmt);
-        let read_elsewhere = reads.iter().any(|(name, at)| {
-            names.contains(name) && !(range.start <= at.start && at.end <= range.end)
+        let here = scopes.innermost_at(range.start);
+        let read_elsewhere = reads.iter().any(|(name, scope, at)| {
+            names.contains(name)
+                && *scope == scopes.resolve(name, here)
+                && !(range.start <= at.start && at.end <= range.end)
         });
         // A constant computes nothing: `limit = 0` goes whole (delete_statements), never to
         // a statement `0`, which is all that a class body emptied this way would hold. A
