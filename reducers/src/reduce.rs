@@ -552,7 +552,12 @@ impl Run<'_> {
                 && grown < MAX_GROWTH
                 && !(pass.info().is_pump() && self.rolled_back.contains(self.current.text())))
             .then_some(&self.accepted);
-            let rules = Rules::of(pass, &self.current, self.empty_checks);
+            let rules = Rules::of(
+                pass,
+                &self.current,
+                self.empty_checks,
+                self.options.message.as_deref(),
+            );
             let gate = Gate {
                 current: &self.current,
                 grows,
@@ -763,7 +768,7 @@ impl Following {
         }
         Some(Following {
             candidates: unprotected(pass.candidates(current), current, message),
-            rules: Rules::of(pass, current, empty_checks),
+            rules: Rules::of(pass, current, empty_checks, message),
             grows: pass.info().may_grow(),
         })
     }
@@ -947,11 +952,16 @@ struct Rules {
     /// How many constructions of the script's dataclasses do not fit their fields: a
     /// candidate may not have more (see [`crate::passes::misfit_constructions`]).
     misfits: usize,
+    /// The checks that compare two computations, by the library calls each side reaches: a
+    /// candidate keeps comparing them (see [`crate::compared`]).
+    compared: Vec<crate::compared::Sides>,
+    /// The failure's message, which picks the checks it comes from.
+    message: Option<String>,
 }
 
 impl Rules {
     /// The rules the candidates of `pass` for `current` keep.
-    fn of(pass: &dyn Pass, current: &Script, empty_checks: usize) -> Rules {
+    fn of(pass: &dyn Pass, current: &Script, empty_checks: usize, message: Option<&str>) -> Rules {
         Rules {
             empty_checks,
             // The arguments the torch passes own keep their kind under any other pass.
@@ -969,6 +979,8 @@ impl Rules {
                     .collect()
             },
             misfits: crate::passes::misfit_constructions(current),
+            compared: crate::compared::compared(current, message),
+            message: message.map(str::to_string),
         }
     }
 
@@ -980,6 +992,7 @@ impl Rules {
             && empty_checks(candidate) <= self.empty_checks
             && crate::passes::misfit_constructions(candidate) <= self.misfits
             && kinds::module_values(candidate) <= self.module_values
+            && crate::compared::keeps(&self.compared, candidate, self.message.as_deref())
             && self
                 .kinds
                 .as_ref()

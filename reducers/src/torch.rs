@@ -12,8 +12,16 @@ use crate::scopes::single_bindings;
 /// or `from torch import nn`), `Linear` → `torch.nn.Linear`. Empty when the script imports
 /// nothing from torch, which is how the torch passes know to propose nothing.
 pub fn torch_imports(script: &Script) -> HashMap<String, String> {
+    imports(script, |module| {
+        module == "torch" || module.starts_with("torch.")
+    })
+}
+
+/// The names that imports of the modules `keep` admits bind, each with the dotted path it
+/// stands for (see [`torch_imports`]); any module's with `|_| true`.
+pub fn imports(script: &Script, keep: impl Fn(&str) -> bool) -> HashMap<String, String> {
     let mut out = HashMap::new();
-    let is_torch = |module: &str| module == "torch" || module.starts_with("torch.");
+    let is_torch = keep;
     for body in all_bodies(script.body()) {
         for stmt in body {
             match stmt {
@@ -26,7 +34,10 @@ pub fn torch_imports(script: &Script) -> HashMap<String, String> {
                         match &alias.asname {
                             Some(asname) => out.insert(asname.to_string(), module.to_string()),
                             // `import torch.nn` binds `torch`, not `torch.nn`.
-                            None => out.insert("torch".to_string(), "torch".to_string()),
+                            None => {
+                                let top = module.split('.').next().unwrap_or(module);
+                                out.insert(top.to_string(), top.to_string())
+                            }
                         };
                     }
                 }

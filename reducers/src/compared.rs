@@ -1,0 +1,189 @@
+//! A check that compares two computations keeps comparing them.
+//!
+//! `if c_version != py_version: raise …` with `c_version = json.dumps(d)` before the C
+//! encoder is switched off and `py_version = json.dumps(d)` after it compares the two
+//! encoders. A rewrite to `if py_version: raise …` (truthiness), or to `if d != py_version`
+//! (a dict against a string), still fails with the same message, and checks nothing. For each
+//! check whose two sides each reach a library call, a candidate keeps a check whose sides
+//! reach those calls, each side its own.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, exprs_of, span};
+use crate::scopes::single_bindings;
+use crate::torch::{imports, torch_path};
+
+/// The library calls (dotted paths) each side of a check reaches.
+pub type Sides = [BTreeSet<String>; 2];
+
+/// The checks of `script` that compare two computations: an `if A OP B:` over a `raise`
+/// whose sides each reach a library call, through names bound once and the script's own
+/// functions called. (What an `assert` compares is kept by the anchor of its failure: the
+/// numbers its message shows stay computed, its figures written; a side of it may become the
+/// literal figure it was expected to equal.)
+///
+/// With the failure's `message`, only the checks whose `raise` writes its head (the text
+/// before the first value it shows): a check the failure does not come from may go.
+pub fn compared(script: &Script, message: Option<&str>) -> Vec<Sides> {
+    let reach = Reach::of(script);
+    let head = message.map(head).filter(|h| h.len() >= 4);
+    let mut out = Vec::new();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        let test = match stmt {
+            Stmt::If(i) if raises(script, &i.body, head) => &*i.test,
+            _ => continue,
+        };
+        let Expr::Compare(c) = test else { continue };
+        let [right] = &c.comparators[..] else {
+            continue;
+        };
+        let sides = [reach.calls(&c.left), reach.calls(right)];
+        if sides.iter().all(|s| !s.is_empty()) {
+            out.push(sides);
+        }
+    }
+    out
+}
+
+/// Whether `candidate` still has, for each of `checks`, a check whose sides each reach one
+/// of the calls of a side of it, either way round. A side may lose calls (a computation
+/// shrinks); it may not lose them all, nor become the other side's.
+pub fn keeps(checks: &[Sides], candidate: &Script, message: Option<&str>) -> bool {
+    if checks.is_empty() {
+        return true;
+    }
+    let now = compared(candidate, message);
+    let meets = |x: &BTreeSet<String>, y: &BTreeSet<String>| !x.is_disjoint(y);
+    checks.iter().all(|[a, b]| {
+        now.iter()
+            .any(|[c, d]| (meets(a, c) && meets(b, d)) || (meets(a, d) && meets(b, c)))
+    })
+}
+
+/// Whether `body` raises, at any depth, an exception whose code holds `head` when given.
+fn raises(script: &Script, body: &[Stmt], head: Option<&str>) -> bool {
+    all_bodies(body).into_iter().flatten().any(|s| match s {
+        Stmt::Raise(r) => r
+            .exc
+            .as_ref()
+            .is_some_and(|e| head.is_none_or(|h| script.slice(&**e).contains(h))),
+        _ => false,
+    })
+}
+
+/// The text of `message` before the first value it may show (a quote, a bracket, a digit),
+/// at most 24 characters, trimmed.
+fn head(message: &str) -> &str {
+    let end = message
+        .char_indices()
+        .find(|&(i, c)| i >= 24 || "'\"{}[]()<>%".contains(c) || c.is_ascii_digit())
+        .map_or(message.len(), |(i, _)| i);
+    message[..end].trim()
+}
+
+/// What the library calls of an expression are followed through.
+struct Reach<'a> {
+    imports: HashMap<String, String>,
+    bindings: Vec<(&'a str, &'a Expr)>,
+    functions: HashMap<&'a str, &'a [Stmt]>,
+}
+
+impl<'a> Reach<'a> {
+    fn of(script: &'a Script) -> Reach<'a> {
+        let mut functions = HashMap::new();
+        for stmt in all_bodies(script.body()).into_iter().flatten() {
+            if let Stmt::FunctionDef(f) = stmt {
+                functions.insert(f.name.as_str(), &f.body[..]);
+            }
+        }
+        Reach {
+            imports: imports(script, |_| true),
+            bindings: single_bindings(script),
+            functions,
+        }
+    }
+
+    /// The library calls `expr` makes or reads the results of.
+    fn calls(&self, expr: &'a Expr) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        self.collect(exprs_of(expr), &mut HashSet::new(), &mut out);
+        out
+    }
+
+    fn collect(&self, exprs: Vec<&'a Expr>, seen: &mut HashSet<usize>, out: &mut BTreeSet<String>) {
+        for e in exprs {
+            match e {
+                Expr::Call(c) => {
+                    if let Some(path) = torch_path(&self.imports, &c.func) {
+                        out.insert(path);
+                    } else if let Expr::Name(f) = &*c.func
+                        && let Some(body) = self.functions.get(f.id.as_str())
+                        && seen.insert(span(e).start)
+                    {
+                        self.collect(all_exprs(body), seen, out);
+                    }
+                }
+                Expr::Name(n) => {
+                    if let Some((_, value)) =
+                        self.bindings.iter().find(|(b, _)| *b == n.id.as_str())
+                        && seen.insert(span(*value).start)
+                    {
+                        self.collect(exprs_of(value), seen, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    const ENCODERS: &str = "import json\nclass D(dict):\n    def items(self):\n        return [('a', 1)]\nd = D()\nc = json.dumps(d)\njson.encoder.c_make_encoder = None\npy = json.dumps(d)\n";
+
+    fn parse(text: &str) -> Script {
+        Script::parse(text, PythonVersion::PY311).unwrap()
+    }
+
+    #[test]
+    fn a_check_of_two_encoders_keeps_comparing_them() {
+        let original = parse(&format!(
+            "{ENCODERS}if c != py:\n    raise Exception(f'JSON C encoder disagrees: {{c}} != {{py}}')\n"
+        ));
+        let message = Some("JSON C encoder disagrees: {} != {\"a\": 1}");
+        let checks = compared(&original, message);
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0][0].iter().collect::<Vec<_>>(), ["json.dumps"]);
+        let truthiness = parse(&format!(
+            "{ENCODERS}if py:\n    raise Exception(f'JSON C encoder disagrees: {{d}} != {{py}}')\n"
+        ));
+        assert!(!keeps(&checks, &truthiness, message));
+        let against_input = parse(&format!(
+            "{ENCODERS}if d != py:\n    raise Exception(f'JSON C encoder disagrees: {{d}} != {{py}}')\n"
+        ));
+        assert!(!keeps(&checks, &against_input, message));
+        let inlined = parse(&format!(
+            "{ENCODERS}if json.dumps(d) != py:\n    raise Exception('JSON C encoder disagrees')\n"
+        ));
+        assert!(keeps(&checks, &inlined, message));
+    }
+
+    #[test]
+    fn a_check_the_failure_does_not_come_from_may_go() {
+        let text = format!(
+            "{ENCODERS}if c != py:\n    raise ValueError('channel mismatch')\nraise KeyError('no sha256')\n"
+        );
+        assert!(compared(&parse(&text), Some("no sha256")).is_empty());
+        assert_eq!(compared(&parse(&text), None).len(), 1);
+    }
+
+    #[test]
+    fn a_check_against_a_constant_is_no_comparison_of_computations() {
+        let script =
+            parse("import math\nx = math.sqrt(2)\nif x != 1.5:\n    raise ValueError(x)\n");
+        assert!(compared(&script, None).is_empty());
+    }
+}
