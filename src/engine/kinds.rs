@@ -162,6 +162,22 @@ pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
                 if now == 1 { "" } else { "s" },
             ));
         }
+        // The failing call of a builtin (its arguments read where the script wrote them) keeps
+        // the keywords it was given: `np.array(objs, dtype=object)` is another call without
+        // its dtype, as it is with one positional argument less.
+        if before.positional.is_some() && call.positional.is_some() {
+            let lost = before.args.iter().find(|(name, kind)| {
+                !name.chars().all(|c| c.is_ascii_digit())
+                    && kind.class != "None"
+                    && !call.args.contains_key(*name)
+            });
+            if let Some((name, kind)) = lost {
+                return Some(format!(
+                    "{} called without {name} where the original passed {kind}",
+                    call.at
+                ));
+            }
+        }
         for (name, kind) in &call.args {
             let Some(was) = before.args.get(name) else {
                 continue;
@@ -336,6 +352,17 @@ mod tests {
         );
         let smaller = calls_of("import math\nmath.log(2.0, -1.0)\n");
         assert_eq!(changed(&original, &smaller), None);
+    }
+
+    #[test]
+    fn a_failing_builtin_call_that_lost_a_keyword_changed() {
+        let original = calls_of("s = 'a,b'\nint(s.split(',')[0], base=10)\n");
+        assert_eq!(original[0].at, "builtins.int");
+        let without = calls_of("int('a')\n");
+        assert_eq!(
+            changed(&original, &without).as_deref(),
+            Some("builtins.int called without base where the original passed builtins.int 10")
+        );
     }
 
     #[test]

@@ -268,6 +268,32 @@ pub(crate) fn combine(description: &str, parts: &[Candidate]) -> Option<Candidat
 }
 
 /// The text after each candidate of `pass` on `text` (parsed as Python 3.11), for tests.
+/// The string literals a library call is given as a token (at most 16 characters, no
+/// whitespace: `sqlite3.connect(":memory:")`, `np.dtype("float32")`; a builtin's are not
+/// counted): a name the library looks up, a mode, a sentinel. Shrunk, it is
+/// another request (`":"` is a file on disk), not a smaller one; the value passes leave them.
+pub(crate) fn library_tokens(script: &Script) -> Vec<Range<usize>> {
+    let imports = crate::torch::imports(script, |_| true);
+    let token = |e: &Expr| match e {
+        Expr::StringLiteral(s) => {
+            let value = s.value.to_str();
+            !value.is_empty() && value.chars().count() <= 16 && !value.contains(char::is_whitespace)
+        }
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        if crate::torch::torch_path(&imports, &call.func).is_none() {
+            continue;
+        }
+        let args = call.arguments.args.iter();
+        let keywords = call.arguments.keywords.iter().map(|k| &k.value);
+        out.extend(args.chain(keywords).filter(|a| token(a)).map(span));
+    }
+    out
+}
+
 #[cfg(test)]
 pub(crate) fn candidate_texts(pass: &dyn crate::pass::Pass, text: &str) -> Vec<String> {
     let script = Script::parse(text, crate::python::PythonVersion::PY311).expect("fixture parses");

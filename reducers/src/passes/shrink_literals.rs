@@ -73,13 +73,14 @@ impl Pass for ShrinkLiterals {
                 _ => None,
             })
             .collect();
+        let tokens = super::helpers::library_tokens(script);
         let mut out = Vec::new();
         for expr in all_exprs(script.body()) {
             let range = span(expr);
             let line = line_of(text, range.start);
             match expr {
                 Expr::StringLiteral(_) | Expr::BytesLiteral(_)
-                    if !docstrings.contains(&range.start) =>
+                    if !docstrings.contains(&range.start) && !tokens.contains(&range) =>
                 {
                     let parts: Vec<Range<usize>> = match expr {
                         Expr::StringLiteral(s) => s.value.iter().map(span).collect(),
@@ -367,6 +368,19 @@ mod tests {
         assert!(
             texts.contains(&"s = '''a\nb\nd\n'''\n".to_string()),
             "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_token_a_library_call_is_given_stays_whole() {
+        let text = "import sqlite3\nconn = sqlite3.connect(':memory:')\nconn.executescript('create table t(x)')\n";
+        let texts = results(text);
+        assert!(texts.iter().all(|t| t.contains("':memory:'")), "{texts:?}");
+        assert!(!texts.is_empty(), "the script itself still shrinks");
+        let shrink_values = candidate_texts(&super::super::shrink_values::ShrinkValues, text);
+        assert!(
+            shrink_values.iter().all(|t| t.contains("':memory:'")),
+            "{shrink_values:?}"
         );
     }
 

@@ -103,7 +103,8 @@ impl Pass for ShrinkValues {
             .collect();
         // A tolerance goes whole or not at all (`delete_arguments`), and an annotation stays
         // a type: no value inside either shrinks.
-        let kept = kept_whole(script, &exprs);
+        let mut kept = kept_whole(script, &exprs);
+        kept.extend(super::helpers::library_tokens(script));
         // One group per value, in the order its candidates are to be tried.
         let mut groups: Vec<Vec<Candidate>> = Vec::new();
         for expr in exprs {
