@@ -861,9 +861,12 @@ fn names_stay_apart(scopes: &Scopes, target: &Target, site: &Site, bindings: &[B
             }
         }
     }
+    // A parameter passed its own name (`p = p` left out) is the caller's variable; the body
+    // may rebind it only where the caller ends with the call (`return f(x)`): nothing of the
+    // caller reads it after.
     let shared: HashSet<&str> = bindings
         .iter()
-        .filter(|b| b.same && !rebound.contains(&*b.name))
+        .filter(|b| b.same && (!rebound.contains(&*b.name) || matches!(site.form, Form::Return)))
         .map(|b| &*b.name)
         .collect();
     // The names the scope of the call sees, and those it binds itself.
@@ -1281,6 +1284,21 @@ mod tests {
         ] {
             assert!(!results(text).iter().any(|t| t.contains("h(g)")), "{text}");
         }
+    }
+
+    #[test]
+    fn a_parameter_passed_its_own_name_may_be_rebound_where_the_caller_returns_the_call() {
+        let text = "class M:\n    def forward(self, x):\n        return self.func(x)\n\n    def func(self, x):\n        x = x + 1\n        return x\n\nM().forward(1)\n";
+        let texts = results(text);
+        assert!(
+            texts.contains(&"class M:\n    def forward(self, x):\n        x = x + 1\n        return x\n\n\nM().forward(1)\n".to_string()),
+            "{texts:?}"
+        );
+        let after = "def g(x):\n    y = f(x)\n    return x + y\ndef f(x):\n    x = x + 1\n    return x\nprint(g(1))\n";
+        assert!(
+            results(after).iter().all(|t| t.contains("def f(")),
+            "the caller reads x after the call"
+        );
     }
 
     #[test]
