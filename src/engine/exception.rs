@@ -134,6 +134,25 @@ pub fn library_frames(stderr: &str) -> Vec<String> {
         .collect()
 }
 
+/// The source line the traceback shows for the innermost frame of the last traceback, when
+/// that frame is the script's own (the script raised the failure itself: an `assert`, a
+/// `raise`), whitespace trimmed.
+pub fn raising_line(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = *traceback_starts(&lines).last()?;
+    let script = script_file(&lines)?;
+    let file_lines: Vec<usize> = (at + 1..lines.len())
+        .take_while(|&i| frame(lines[i]).is_some() || lines[i].starts_with(' '))
+        .filter(|&i| frame(lines[i]).is_some())
+        .collect();
+    let last = *file_lines.last()?;
+    if frame(lines[last])?.0 != script {
+        return None;
+    }
+    let source = lines.get(last + 1)?;
+    (frame(source).is_none() && source.starts_with(' ')).then(|| source.trim().to_string())
+}
+
 /// The script's file: the outermost frame of the last traceback.
 fn script_file<'a>(lines: &[&'a str]) -> Option<&'a str> {
     let last = *traceback_starts(lines).last()?;
@@ -215,6 +234,17 @@ fn relative(file: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_line_the_script_raised_at_is_read_from_its_own_frame() {
+        let stderr = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 4, in <module>\n    assert 'code: x' in text\n           ^^^^^\nAssertionError\n";
+        assert_eq!(
+            raising_line(stderr).as_deref(),
+            Some("assert 'code: x' in text")
+        );
+        let library = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 2, in <module>\n    json.loads('')\n  File \"/usr/lib/python3.11/json/decoder.py\", line 355, in raw_decode\n    raise JSONDecodeError(\"Expecting value\", s, err.value) from None\njson.decoder.JSONDecodeError: Expecting value\n";
+        assert_eq!(raising_line(library), None);
+    }
+
     use super::*;
 
     #[test]

@@ -302,6 +302,9 @@ pub struct Anchor {
     pub pointed: Option<String>,
     /// The script's tests that refine what that expression reads, which a candidate keeps.
     pub refined: Vec<String>,
+    /// The string literals the failing `assert` of the script compares with (`assert 'code:
+    /// return x' in text`): the text it expected, which the candidate's failing line keeps.
+    pub expected: Vec<String>,
 }
 
 impl Anchor {
@@ -337,7 +340,14 @@ impl Anchor {
             .as_deref()
             .map(|code| crate::engine::pointed::refinements(text, code))
             .unwrap_or_default();
+        let expected = match &site {
+            None => crate::engine::exception::raising_line(&outcome.stderr)
+                .map(|line| expected_texts(&line))
+                .unwrap_or_default(),
+            Some(_) => Vec::new(),
+        };
         Anchor {
+            expected,
             site,
             through,
             computed,
@@ -373,6 +383,12 @@ impl Anchor {
                 return Some(format!(
                     "the test {lost} of what the error points at is gone"
                 ));
+            }
+        }
+        if !self.expected.is_empty() {
+            let line = crate::engine::exception::raising_line(&outcome.stderr).unwrap_or_default();
+            if let Some(gone) = self.expected.iter().find(|t| !line.contains(t.as_str())) {
+                return Some(format!("the failing assert no longer compares with {gone}"));
             }
         }
         if !self.through.is_empty() {
@@ -584,8 +600,42 @@ pub fn describe(outcome: &Outcome) -> String {
     }
 }
 
+/// The string literals that `line`, an `assert` statement, compares with: the operands of its
+/// test's comparisons written as string literals, as written.
+fn expected_texts(line: &str) -> Vec<String> {
+    use scrub_reducers::python::{Expr, Stmt, exprs_of};
+    let Some(script) = scrub_reducers::Script::parse(line, scrub_reducers::PythonVersion::latest())
+    else {
+        return Vec::new();
+    };
+    let [Stmt::Assert(assert)] = script.body() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in exprs_of(&assert.test) {
+        if let Expr::Compare(c) = e {
+            for operand in std::iter::once(&*c.left).chain(c.comparators.iter()) {
+                if matches!(operand, Expr::StringLiteral(_)) {
+                    out.push(script.slice(operand).to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_text_a_failing_assert_compares_with_is_expected() {
+        assert_eq!(
+            expected_texts("assert 'code: return x' in gm.print_readable()"),
+            ["'code: return x'"]
+        );
+        assert!(expected_texts("assert total == 3").is_empty());
+        assert!(expected_texts("raise ValueError('x')").is_empty());
+    }
+
     use super::*;
 
     fn traceback(header: &str) -> String {

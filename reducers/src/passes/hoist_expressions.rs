@@ -55,9 +55,26 @@ impl Pass for HoistExpressions {
         let mut out = Vec::new();
         let exprs = all_exprs(script.body());
         let statements = expression_statements(script);
+        // The values a tensor or an array is made from (`torch.tensor([[0.5]])`): a display
+        // there is a dimension, and one of its elements in its place drops it.
+        let tensor_data: Vec<std::ops::Range<usize>> = exprs
+            .iter()
+            .filter(|e| makes_tensor(&imports, e))
+            .filter_map(|e| match e {
+                Expr::Call(c) if from_values(&c.func) => c.arguments.args.first().map(span),
+                _ => None,
+            })
+            .collect();
         for &expr in &exprs {
             let outer = span(expr);
             let constructor = makes_tensor(&imports, expr);
+            if is_display(expr)
+                && tensor_data
+                    .iter()
+                    .any(|d| d.start <= outer.start && outer.end <= d.end)
+            {
+                continue;
+            }
             // What a pure check compares keeps its kind; `a and b` may still lose a part.
             if !matches!(expr, Expr::BoolOp(_))
                 && checks
@@ -158,6 +175,12 @@ fn makes_tensor(imports: &std::collections::HashMap<String, String>, expr: &Expr
         let (module, name) = p.rsplit_once('.').unwrap_or(("", &p));
         matches!(module, "torch" | "numpy") && CONSTRUCTORS.contains(&name)
     })
+}
+
+/// Whether a tensor constructor makes its tensor from the values it is given
+/// (`torch.tensor`, `np.array`), not from sizes.
+fn from_values(func: &Expr) -> bool {
+    matches!(func, Expr::Attribute(a) if matches!(a.attr.as_str(), "tensor" | "as_tensor" | "array" | "asarray"))
 }
 
 fn is_display(expr: &Expr) -> bool {
@@ -460,6 +483,18 @@ fn can_be_target(expr: &Expr) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_tensor_made_from_values_keeps_its_dimensions() {
+        let texts = crate::passes::helpers::candidate_texts(
+            &HoistExpressions,
+            "import torch\nx = torch.tensor([[0.5]])\nf(x)\n",
+        );
+        assert!(
+            texts.iter().all(|t| !t.contains("tensor([0.5])")),
+            "{texts:?}"
+        );
+    }
+
     use super::*;
     use crate::python::{PythonVersion, is_valid};
 
