@@ -622,6 +622,11 @@ def execute(script, probe=None, ending=None):
             except BaseException:
                 pass
         code = 1
+    if prober is not None:
+        # A runner that traces (the lines that ran, what library calls return) stops with the
+        # script, also where the script did not raise: a worker runs candidates after it.
+        sys.settrace(None)
+        sys.setprofile(None)
     try:
         if ending is not None:
             ending()
