@@ -142,13 +142,43 @@ impl<'a> Found<'a> {
         if introspects {
             return Vec::new();
         }
+        let mine = |o: &&crate::scopes::Occurrence, name: &str| {
+            o.name == name
+                && range.contains(&o.range.start)
+                && self.scopes.resolve_occurrence(o) == Some(scope)
+        };
+        // A parameter the body assigns before anything reads it (`x = torch.randn(1)` first
+        // in `forward(self, x)`) is not read either: the value passed for it never is.
+        let overwritten = |name: &str| {
+            let Some(first) = f.body.iter().find(|s| {
+                let at = span(*s);
+                self.scopes
+                    .occurrences
+                    .iter()
+                    .any(|o| mine(&o, name) && at.contains(&o.range.start))
+            }) else {
+                return false;
+            };
+            let Stmt::Assign(assign) = first else {
+                return false;
+            };
+            let value = span(&*assign.value);
+            assign
+                .targets
+                .iter()
+                .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name))
+                && !self
+                    .scopes
+                    .occurrences
+                    .iter()
+                    .any(|o| mine(&o, name) && !o.binds && value.contains(&o.range.start))
+        };
         let read = |name: &str| {
-            self.scopes.occurrences.iter().any(|o| {
-                o.name == name
-                    && !o.binds
-                    && range.contains(&o.range.start)
-                    && self.scopes.resolve_occurrence(o) == Some(scope)
-            })
+            self.scopes
+                .occurrences
+                .iter()
+                .any(|o| mine(&o, name) && !o.binds)
+                && !overwritten(name)
         };
         let unread: Vec<usize> = (skip..params.args.len())
             .filter(|&i| !read(params.args[i].parameter.name.as_str()))
@@ -468,6 +498,19 @@ mod tests {
                 "def f(a, b):\n    return b\nf(1, 2)\nf(4, b=5)\n",
             ]
         );
+    }
+
+    #[test]
+    fn a_parameter_the_body_overwrites_before_reading_it_goes() {
+        let text = "def f(a, b):\n    a = b * 2\n    return a\nf(1, 2)\n";
+        assert_eq!(
+            results(text),
+            ["def f(b):\n    a = b * 2\n    return a\nf(2)\n"]
+        );
+        let module = "import torch\nclass T(torch.nn.Module):\n    def forward(self, x):\n        x = torch.randn(1)\n        self.exp = x\n\nmodel = T()\nmodel(1)\n";
+        assert_eq!(results(module).len(), 1, "{:?}", results(module));
+        let reads_first = "def f(a):\n    a = a * 2\n    return a\nf(1)\n";
+        assert!(results(reads_first).is_empty());
     }
 
     #[test]
