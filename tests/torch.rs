@@ -867,3 +867,22 @@ fn the_probe_reports_what_module_level_code_computed_warm_and_cold() {
         crash.computed
     );
 }
+
+#[test]
+fn a_torch_script_reduces_in_place_as_it_does_cold() {
+    // Two submodules of one package imported, one of them no longer needed once the
+    // reduction drops its call: a worker in place has both loaded, a fresh process only what
+    // the candidate imports. Each verdict of the loop must be one a fresh run gives.
+    let text = "import torch\nimport torch.nn.functional as F\nimport torch.utils.data\n\nweight = torch.randn(2, 5)\nbatch = torch.utils.data.default_collate([torch.randn(3), torch.randn(3)])\ny = F.linear(batch, weight)\n";
+    let sig = "RuntimeError: mat1 and mat2 shapes cannot be multiplied";
+    let Some((warm, in_place)) = reduce_json(text, sig, &[]) else {
+        return;
+    };
+    let (cold, fresh) = reduce_json(text, sig, &["--cold"]).unwrap();
+    assert_eq!(warm["in_process"], true, "{warm}");
+    for summary in [&warm, &cold] {
+        assert_eq!(summary["verified"], true, "{summary}");
+        assert!(summary["divergence"].is_null(), "{summary}");
+    }
+    assert_eq!(in_place, fresh);
+}
