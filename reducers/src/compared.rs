@@ -7,25 +7,30 @@
 //! check whose two sides each reach a library call, a candidate keeps a check whose sides
 //! reach those calls, each side its own.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, exprs_of, span};
-use crate::scopes::single_bindings;
-use crate::torch::{imports, torch_path};
+use crate::control::LibraryCalls;
+use crate::python::{Expr, Script, Stmt, all_bodies};
 
 /// The library calls (dotted paths) each side of a check reaches.
 pub type Sides = [BTreeSet<String>; 2];
 
 /// The checks of `script` that compare two computations: an `if A OP B:` over a `raise`
 /// whose sides each reach a library call, through names bound once and the script's own
-/// functions called. (What an `assert` compares is kept by the anchor of its failure: the
+/// functions and methods called (see [`LibraryCalls`]). (What an `assert` compares is kept by the anchor of its failure: the
 /// numbers its message shows stay computed, its figures written; a side of it may become the
 /// literal figure it was expected to equal.)
 ///
 /// With the failure's `message`, only the checks whose `raise` writes its head (the text
 /// before the first value it shows): a check the failure does not come from may go.
 pub fn compared(script: &Script, message: Option<&str>) -> Vec<Sides> {
-    let reach = Reach::of(script);
+    let calls = LibraryCalls::of_any_library(script);
+    let reach = |side| {
+        calls
+            .of_expr(side)
+            .into_iter()
+            .collect::<BTreeSet<String>>()
+    };
     let head = message.map(head).filter(|h| h.len() >= 4);
     let mut out = Vec::new();
     for stmt in all_bodies(script.body()).into_iter().flatten() {
@@ -37,7 +42,7 @@ pub fn compared(script: &Script, message: Option<&str>) -> Vec<Sides> {
         let [right] = &c.comparators[..] else {
             continue;
         };
-        let sides = [reach.calls(&c.left), reach.calls(right)];
+        let sides = [reach(&c.left), reach(right)];
         if sides.iter().all(|s| !s.is_empty()) {
             out.push(sides);
         }
@@ -79,62 +84,6 @@ fn head(message: &str) -> &str {
         .find(|&(i, c)| i >= 24 || "'\"{}[]()<>%".contains(c) || c.is_ascii_digit())
         .map_or(message.len(), |(i, _)| i);
     message[..end].trim()
-}
-
-/// What the library calls of an expression are followed through.
-struct Reach<'a> {
-    imports: HashMap<String, String>,
-    bindings: Vec<(&'a str, &'a Expr)>,
-    functions: HashMap<&'a str, &'a [Stmt]>,
-}
-
-impl<'a> Reach<'a> {
-    fn of(script: &'a Script) -> Reach<'a> {
-        let mut functions = HashMap::new();
-        for stmt in all_bodies(script.body()).into_iter().flatten() {
-            if let Stmt::FunctionDef(f) = stmt {
-                functions.insert(f.name.as_str(), &f.body[..]);
-            }
-        }
-        Reach {
-            imports: imports(script, |_| true),
-            bindings: single_bindings(script),
-            functions,
-        }
-    }
-
-    /// The library calls `expr` makes or reads the results of.
-    fn calls(&self, expr: &'a Expr) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        self.collect(exprs_of(expr), &mut HashSet::new(), &mut out);
-        out
-    }
-
-    fn collect(&self, exprs: Vec<&'a Expr>, seen: &mut HashSet<usize>, out: &mut BTreeSet<String>) {
-        for e in exprs {
-            match e {
-                Expr::Call(c) => {
-                    if let Some(path) = torch_path(&self.imports, &c.func) {
-                        out.insert(path);
-                    } else if let Expr::Name(f) = &*c.func
-                        && let Some(body) = self.functions.get(f.id.as_str())
-                        && seen.insert(span(e).start)
-                    {
-                        self.collect(all_exprs(body), seen, out);
-                    }
-                }
-                Expr::Name(n) => {
-                    if let Some((_, value)) =
-                        self.bindings.iter().find(|(b, _)| *b == n.id.as_str())
-                        && seen.insert(span(*value).start)
-                    {
-                        self.collect(exprs_of(value), seen, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
 }
 
 #[cfg(test)]

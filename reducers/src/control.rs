@@ -359,7 +359,7 @@ fn calls_where(script: &Script, keep: impl Fn(&ast::ExprCall) -> bool) -> HashSe
 /// The torch calls an expression makes, with those of the script's own functions and methods
 /// it calls (see [`callee`]), followed down: `reference_layer_norm(x, w, b)` calls
 /// `torch.nn.functional.layer_norm` when its body does.
-struct LibraryCalls<'a> {
+pub(crate) struct LibraryCalls<'a> {
     imports: std::collections::HashMap<String, String>,
     stmts: Vec<&'a Stmt>,
     bindings: Vec<(&'a str, &'a Expr)>,
@@ -368,20 +368,34 @@ struct LibraryCalls<'a> {
     /// Whether the call of a name bound once to a library object makes that object's calls:
     /// `ref(x)` with `ref = nn.LayerNorm(8).to(device)` calls `torch.nn.LayerNorm`.
     instances: bool,
+    /// Whether a name bound once that is read stands for its value: `c` with `c =
+    /// json.dumps(d)` calls `json.dumps`.
+    values: bool,
 }
 
 impl<'a> LibraryCalls<'a> {
-    fn of(script: &'a Script) -> LibraryCalls<'a> {
+    pub(crate) fn of(script: &'a Script) -> LibraryCalls<'a> {
         LibraryCalls {
             imports: torch_imports(script),
             stmts: all_bodies(script.body()).into_iter().flatten().collect(),
             bindings: single_bindings(script),
             methods: false,
             instances: false,
+            values: false,
         }
     }
 
-    fn of_expr(&self, expr: &'a Expr) -> Vec<String> {
+    /// The calls of any module's, a name bound once read as its value (see
+    /// [`crate::compared`]).
+    pub(crate) fn of_any_library(script: &'a Script) -> LibraryCalls<'a> {
+        LibraryCalls {
+            imports: crate::torch::imports(script, |_| true),
+            values: true,
+            ..LibraryCalls::of(script)
+        }
+    }
+
+    pub(crate) fn of_expr(&self, expr: &'a Expr) -> Vec<String> {
         let mut out = Vec::new();
         // A class or function passed as an argument (see `passed_suspect`): the library's
         // is what the reference side calls, the script's runs the code of its body.
@@ -406,6 +420,12 @@ impl<'a> LibraryCalls<'a> {
     /// starts) does not hold yet.
     fn collect(&self, exprs: Vec<&'a Expr>, seen: &mut HashSet<usize>, out: &mut Vec<String>) {
         for e in exprs {
+            if let (true, Expr::Name(n)) = (self.values, e)
+                && let Some((_, value)) = self.bindings.iter().find(|(b, _)| *b == n.id.as_str())
+                && seen.insert(span(*value).start)
+            {
+                self.collect(crate::python::exprs_of(value), seen, out);
+            }
             let Expr::Call(c) = e else { continue };
             if let Some(path) = torch_path(&self.imports, &c.func) {
                 out.push(path);

@@ -21,14 +21,13 @@ pub fn torch_imports(script: &Script) -> HashMap<String, String> {
 /// stands for (see [`torch_imports`]); any module's with `|_| true`.
 pub fn imports(script: &Script, keep: impl Fn(&str) -> bool) -> HashMap<String, String> {
     let mut out = HashMap::new();
-    let is_torch = keep;
     for body in all_bodies(script.body()) {
         for stmt in body {
             match stmt {
                 Stmt::Import(import) => {
                     for alias in &import.names {
                         let module = alias.name.as_str();
-                        if !is_torch(module) {
+                        if !keep(module) {
                             continue;
                         }
                         match &alias.asname {
@@ -45,7 +44,7 @@ pub fn imports(script: &Script, keep: impl Fn(&str) -> bool) -> HashMap<String, 
                     let Some(module) = from.module.as_ref().map(|m| m.as_str()) else {
                         continue;
                     };
-                    if !is_torch(module) {
+                    if !keep(module) {
                         continue;
                     }
                     for alias in &from.names {
