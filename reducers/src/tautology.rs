@@ -48,10 +48,223 @@ pub fn constant_asserts(script: &Script) -> usize {
         .count()
 }
 
-/// How many checks of `script` check nothing: asserts on constants (see [`constant_asserts`])
-/// and raises that no check guards (see [`unguarded_raises`]).
+/// How many checks of `script` check nothing: asserts on constants (see [`constant_asserts`]),
+/// raises that no check guards (see [`unguarded_raises`]) and calls of values that cannot be
+/// called (see [`uncallable_calls`]).
 pub fn empty_checks(script: &Script) -> usize {
-    constant_asserts(script) + unguarded_raises(script)
+    constant_asserts(script) + unguarded_raises(script) + uncallable_calls(script)
+}
+
+/// How many calls of `script` call a constant that is no function: a literal (`None(1.0)`,
+/// `"m"()`), a display, an operator over constants, a name every binding of which assigns
+/// such a value, or a call of a function that returns only such values (or nothing). Each
+/// fails with `TypeError: '…' object is not callable` for any program (decorators count: each
+/// is called with what it decorates), as `assert 0` fails:
+/// `convert = get_converter(unit); convert(value)` shows a lookup that missed, `None(1.0)`
+/// shows nothing.
+pub fn uncallable_calls(script: &Script) -> usize {
+    let decorators = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .flat_map(|s| match s {
+            Stmt::FunctionDef(f) => &f.decorator_list[..],
+            Stmt::ClassDef(c) => &c.decorator_list[..],
+            _ => &[],
+        })
+        .map(|d| &d.expression);
+    let calls: Vec<&Expr> = crate::python::all_exprs(script.body())
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) => Some(&*c.func),
+            _ => None,
+        })
+        .chain(decorators)
+        .collect();
+    if calls.is_empty() {
+        return 0;
+    }
+    let constants = constants(script);
+    let stmts: Vec<&Stmt> = all_bodies(script.body()).into_iter().flatten().collect();
+    let scopes = Scopes::of(script.body());
+    let mut defined: HashMap<&str, usize> = HashMap::new();
+    for stmt in &stmts {
+        if let Stmt::FunctionDef(f) = stmt {
+            *defined.entry(f.name.as_str()).or_default() += 1;
+        }
+    }
+    let variables: HashMap<Range<usize>, Variable> = scopes
+        .occurrences
+        .iter()
+        .map(|o| (o.range.clone(), (o.name, scopes.resolve_occurrence(o))))
+        .collect();
+    let mut known = Uncallable {
+        constants: &constants,
+        variables: &variables,
+        names: HashSet::new(),
+        functions: HashSet::new(),
+        empty_dicts: empty_dicts(script, &stmts, &scopes),
+    };
+    // Rounds until nothing changes: a name bound to another such name or to a call of such
+    // a function, a function returning such a name.
+    loop {
+        let names = only_bound_to(&stmts, &scopes, |v| known.holds(v));
+        let functions: HashSet<&str> = stmts
+            .iter()
+            .filter_map(|stmt| match stmt {
+                Stmt::FunctionDef(f)
+                    if defined[f.name.as_str()] == 1
+                        && !f.is_async
+                        && returns_only(&f.body, &|v| known.holds(v)) =>
+                {
+                    Some(f.name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        if names == known.names && functions == known.functions {
+            break;
+        }
+        known.names = names;
+        known.functions = functions;
+    }
+    calls.into_iter().filter(|f| known.holds(f)).count()
+}
+
+/// What holds a constant that is no function, in one script (see [`uncallable_calls`]).
+struct Uncallable<'a> {
+    constants: &'a Constants<'a>,
+    /// The variable each name occurrence is of.
+    variables: &'a HashMap<Range<usize>, Variable<'a>>,
+    /// Variables every binding of which assigns such a constant.
+    names: HashSet<Variable<'a>>,
+    /// Functions defined once whose every `return` gives such a constant, or that return
+    /// nothing.
+    functions: HashSet<&'a str>,
+    /// Variables bound only to `{}` and only read by `.get(…)`.
+    empty_dicts: HashSet<Variable<'a>>,
+}
+
+/// A name and the scope it is bound in (`None`: the module).
+type Variable<'a> = (&'a str, Option<usize>);
+
+impl Uncallable<'_> {
+    /// Whether `expr` is a constant that is no function: a literal, a display, an operator
+    /// over constants, such a name, a call of such a function, or a lookup in an empty dict (`{}.get(key)`).
+    fn holds(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Name(n) => self
+                .variables
+                .get(&span(n))
+                .is_some_and(|v| self.names.contains(v)),
+            Expr::Call(c) => match &*c.func {
+                Expr::Name(f) => self.functions.contains(f.id.as_str()),
+                Expr::Attribute(a) if a.attr.as_str() == "get" => {
+                    let empty = match &*a.value {
+                        Expr::Dict(d) => d.is_empty(),
+                        Expr::Name(n) => self
+                            .variables
+                            .get(&span(n))
+                            .is_some_and(|v| self.empty_dicts.contains(v)),
+                        _ => false,
+                    };
+                    let default = c.arguments.args.get(1);
+                    empty
+                        && c.arguments.keywords.is_empty()
+                        && default.is_none_or(|d| self.holds(d))
+                }
+                _ => false,
+            },
+            Expr::Attribute(_) | Expr::Subscript(_) | Expr::If(_) | Expr::BoolOp(_) => false,
+            e => is_constant(e, self.constants),
+        }
+    }
+}
+
+/// The variables bound at least once, and only by single-target assignments (annotated or
+/// not) whose value `holds`.
+fn only_bound_to<'a>(
+    stmts: &[&Stmt],
+    scopes: &Scopes<'a>,
+    holds: impl Fn(&Expr) -> bool,
+) -> HashSet<Variable<'a>> {
+    let targets: HashSet<Range<usize>> = stmts
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::Assign(a) => match a.targets.as_slice() {
+                [Expr::Name(target)] if holds(&a.value) => Some(span(target)),
+                _ => None,
+            },
+            Stmt::AnnAssign(a) => match (&*a.target, a.value.as_deref()) {
+                (Expr::Name(target), Some(value)) if holds(value) => Some(span(target)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let mut bound: HashMap<Variable, bool> = HashMap::new();
+    for o in scopes.occurrences.iter().filter(|o| o.binds) {
+        let variable = (o.name, scopes.resolve_occurrence(o));
+        *bound.entry(variable).or_insert(true) &= targets.contains(&o.range);
+    }
+    bound
+        .into_iter()
+        .filter(|(_, all)| *all)
+        .map(|(v, _)| v)
+        .collect()
+}
+
+/// The variables bound only to `{}` whose every read is `NAME.get(…)` (or in a function
+/// nothing calls): nothing can fill them.
+fn empty_dicts<'a>(script: &Script, stmts: &[&Stmt], scopes: &Scopes<'a>) -> HashSet<Variable<'a>> {
+    let gets: HashSet<Range<usize>> = crate::python::all_exprs(script.body())
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) => match &*c.func {
+                Expr::Attribute(a) if a.attr.as_str() == "get" => match &*a.value {
+                    Expr::Name(n) => Some(span(n)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let mut variables = only_bound_to(
+        stmts,
+        scopes,
+        |v| matches!(v, Expr::Dict(d) if d.is_empty()),
+    );
+    let dead = dead_functions(stmts, scopes);
+    for o in scopes.occurrences.iter().filter(|o| !o.binds) {
+        let in_dead = dead.iter().any(|d| scopes.is_within(o.scope, Some(*d)));
+        if !gets.contains(&o.range) && !in_dead {
+            variables.remove(&(o.name, scopes.resolve_occurrence(o)));
+        }
+    }
+    variables
+}
+
+/// The scopes of functions (not methods) whose name nothing reads: their code never runs.
+fn dead_functions(stmts: &[&Stmt], scopes: &Scopes) -> Vec<usize> {
+    let read: HashSet<&str> = scopes
+        .occurrences
+        .iter()
+        .filter(|o| !o.binds)
+        .map(|o| o.name)
+        .collect();
+    stmts
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::FunctionDef(f) if !read.contains(f.name.as_str()) => {
+                scopes.scope_at(&span(*stmt))
+            }
+            _ => None,
+        })
+        .filter(|id| {
+            let parent = scopes.scopes[*id].parent;
+            parent.is_none_or(|p| scopes.scopes[p].kind != crate::scopes::ScopeKind::Class)
+        })
+        .collect()
 }
 
 /// How many `raise` statements of an exception (not a bare re-raise) no check guards: none
@@ -228,24 +441,20 @@ fn constants(script: &Script) -> Constants<'_> {
 /// Whether every `return` of a function body (not of functions nested in it) gives a
 /// constant, and it never yields.
 fn returns_constants(body: &[Stmt], constants: &Constants) -> bool {
-    let mut ok = true;
-    for stmt in body {
-        match stmt {
-            Stmt::Return(r) => {
-                ok &= r.value.as_deref().is_none_or(|v| is_constant(v, constants));
-            }
-            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-            other => {
-                for inner in crate::python::child_bodies(other) {
-                    ok &= returns_constants(inner, constants);
-                }
-                if let Stmt::Expr(e) = other {
-                    ok &= !matches!(&*e.value, Expr::Yield(_) | Expr::YieldFrom(_));
-                }
-            }
-        }
-    }
-    ok
+    returns_only(body, &|v| is_constant(v, constants))
+}
+
+/// Whether every `return` of a function body (not of functions nested in it) gives nothing
+/// or a value `ok` accepts, and it never yields.
+fn returns_only(body: &[Stmt], ok: &dyn Fn(&Expr) -> bool) -> bool {
+    body.iter().all(|stmt| match stmt {
+        Stmt::Return(r) => r.value.as_deref().is_none_or(ok),
+        Stmt::FunctionDef(_) | Stmt::ClassDef(_) => true,
+        Stmt::Expr(e) => !matches!(&*e.value, Expr::Yield(_) | Expr::YieldFrom(_)),
+        other => crate::python::child_bodies(other)
+            .into_iter()
+            .all(|inner| returns_only(inner, ok)),
+    })
 }
 
 #[cfg(test)]
@@ -280,6 +489,66 @@ mod tests {
         // A bare `raise` re-raises what is being handled.
         assert_eq!(raises("def g():\n    raise\n"), 0);
         assert_eq!(raises("def g():\n    raise NotImplementedError\n"), 1);
+    }
+
+    fn uncallable(text: &str) -> usize {
+        uncallable_calls(&Script::parse(text, PythonVersion::PY311).unwrap())
+    }
+
+    #[test]
+    fn a_call_of_a_constant_that_is_no_function_counts() {
+        assert_eq!(uncallable("None(1.0)\n"), 1);
+        assert_eq!(uncallable("'m'()\nx = (1 + 2)()\n"), 2);
+        assert_eq!(uncallable("convert = None\nconvert(1.0)\n"), 1);
+        assert_eq!(uncallable("a = None\nb = a\nb(1)\n"), 1);
+        assert_eq!(
+            uncallable("def get(u):\n    return None\nget('ft')(1.0)\n"),
+            1
+        );
+        assert_eq!(uncallable("def get(u):\n    pass\nget('ft')(1.0)\n"), 1);
+        // A decorator is called with what it decorates.
+        let decorated = "def register(*units):\n    pass\n@register()\ndef m(v):\n    pass\n";
+        assert_eq!(uncallable(decorated), 1);
+        // A lookup in a dict nothing fills.
+        assert_eq!(uncallable("{}.get('m')(1.0)\n"), 1);
+        assert_eq!(uncallable("units = {}\nunits.get('m')(1.0)\n"), 1);
+        assert_eq!(uncallable("units = {}\nf = units.get('m')\nf(1.0)\n"), 1);
+        let lookup = "units = {}\ndef get(u):\n    return units.get(u)\nget('m')(1.0)\n";
+        assert_eq!(uncallable(lookup), 1);
+        // Another scope's binding of the same name is another variable.
+        let shadowed = "units = {}\ndef add(f):\n    units = f\nunits.get('m')(1.0)\n";
+        assert_eq!(uncallable(shadowed), 1);
+        // A store that never runs fills nothing.
+        let dead = "units = {}\ndef add(f):\n    units['m'] = f\nunits.get('m')(1.0)\n";
+        assert_eq!(uncallable(dead), 1);
+        assert_eq!(uncallable("units: dict = {}\nunits.get('m')(1.0)\n"), 1);
+    }
+
+    #[test]
+    fn a_call_of_anything_computed_or_defined_does_not_count() {
+        assert_eq!(uncallable("print(1)\nlen([])\n"), 0);
+        assert_eq!(uncallable("def f():\n    pass\nf()\n"), 0);
+        assert_eq!(uncallable("{'m': abs}.get('m')(1.0)\n"), 0);
+        assert_eq!(
+            uncallable("units = {}\nunits['m'] = abs\nunits.get('m')(1.0)\n"),
+            0
+        );
+        assert_eq!(uncallable("{}.get('m', abs)(1.0)\n"), 0);
+        let called = "units = {}\ndef add(f):\n    units['m'] = f\nadd(abs)\nunits.get('m')(1.0)\n";
+        assert_eq!(uncallable(called), 0);
+        let method = "units = {}\nclass R:\n    def add(self, f):\n        units['m'] = f\nR().add(abs)\nunits.get('m')(1.0)\n";
+        assert_eq!(uncallable(method), 0);
+        assert_eq!(
+            uncallable("convert = None\nconvert = len\nconvert(1.0)\n"),
+            0
+        );
+        assert_eq!(
+            uncallable("def m(v):\n    return v\ndef get(u):\n    return m\nget('m')(1.0)\n"),
+            0
+        );
+        assert_eq!(uncallable("import math\nmath.floor(1.5)\n"), 0);
+        assert_eq!(uncallable("class C:\n    pass\nC()\n"), 0);
+        assert_eq!(uncallable("def f(g=None):\n    g(1)\n"), 0);
     }
 
     #[test]
