@@ -1,5 +1,5 @@
 //! Every pure-Python corpus case, reduced by the built binary with real python3 on a temp copy:
-//! the result must fail the same way on its own and meet the case's bound.
+//! the result must fail the same way on its own and meet the case's bound, warm as cold.
 
 mod common;
 
@@ -9,19 +9,42 @@ use common::*;
 use scrub::corpus::{self, Case};
 use scrub::engine::verdict::Signature;
 
+/// Every pure case, reduced warm (the default) and `--cold`: the warm result fails the same way
+/// within the bound, no warm verdict was contradicted by the final fresh check, and fresh
+/// processes reach the same script. A warm worker that let a candidate see what it did not
+/// import (two submodules of one package, a submodule reached through another's import)
+/// would give another result than fresh processes do.
 #[test]
-fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_bound() {
+fn every_corpus_case_reduces_within_its_bound_and_warm_as_cold() {
     let cases = corpus::load(&repo_root().join("corpus")).unwrap();
     assert!(cases.len() >= 12, "the corpus has {} cases", cases.len());
+    let submodules = |c: &&Case| c.spec.exercises.iter().any(|e| e == "submodule-imports");
+    assert!(cases.iter().filter(submodules).count() >= 2);
     let filter = corpus_filter();
+    let python = Path::new(&python()).to_path_buf();
     let mut failures = Vec::new();
     for case in cases.iter().filter(|c| c.name.contains(&filter)) {
         if !case.spec.needs.is_empty() {
             // The torch cases: tests/torch.rs runs them against the pinned venv.
             continue;
         }
-        match reduce_case(case, Path::new(&python())) {
-            Ok(reduced) => eprintln!("{}", reduced.row),
+        let both = reduce_case(case, &python).and_then(|warm| {
+            let cold = reduce_case_with(case, &python, &["--cold"])?;
+            Ok((warm, cold))
+        });
+        match both {
+            Ok((warm, _)) if warm.summary["warm"] != true => {
+                eprintln!("{:<28} FAILED: not reduced warm", case.name);
+                failures.push(case.name.clone());
+            }
+            Ok((warm, cold)) if warm.result != cold.result => {
+                eprintln!(
+                    "{:<28} FAILED: warm and cold differ\n--- warm\n{}--- cold\n{}",
+                    case.name, warm.result, cold.result
+                );
+                failures.push(case.name.clone());
+            }
+            Ok((warm, _)) => eprintln!("{}", warm.row),
             Err(why) => {
                 eprintln!("{:<28} FAILED: {why}", case.name);
                 failures.push(case.name.clone());
@@ -29,27 +52,6 @@ fn every_corpus_case_reduces_to_a_script_that_fails_the_same_way_within_its_boun
         }
     }
     assert!(failures.is_empty(), "failed: {failures:?}");
-}
-
-/// The cases whose scripts import two submodules of one package, or reach a submodule through
-/// another's import: a warm worker that let a candidate see what it did not import would
-/// give another result than fresh processes do.
-#[test]
-fn a_case_that_imports_submodules_reduces_warm_as_cold() {
-    let cases = corpus::load(&repo_root().join("corpus")).unwrap();
-    let exposed: Vec<&Case> = cases
-        .iter()
-        .filter(|c| c.spec.exercises.iter().any(|e| e == "submodule-imports"))
-        .collect();
-    assert!(exposed.len() >= 2, "{} cases", exposed.len());
-    for case in exposed {
-        let python = Path::new(&python()).to_path_buf();
-        let warm = reduce_case(case, &python).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        let cold = reduce_case_with(case, &python, &["--cold"])
-            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        assert_eq!(warm.summary["warm"], true, "{}", case.name);
-        assert_eq!(warm.result, cold.result, "{}", case.name);
-    }
 }
 
 #[test]
