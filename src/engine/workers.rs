@@ -266,9 +266,15 @@ impl Workers {
     /// on the first waits only for its own import; a run that needs one before it is ready
     /// waits for it.
     pub fn start_warm(&self, original: &Path) {
+        self.start_warm_on(original, self.jobs);
+    }
+
+    /// Starts the first `count` warm workers of `original` (see [`Workers::start_warm`]); a
+    /// worker already started stays as it is.
+    pub fn start_warm_on(&self, original: &Path, count: usize) {
         let mut warm = self.clone();
         warm.warm = Some(original.to_path_buf());
-        for worker in 0..self.jobs {
+        for worker in 0..count.min(self.jobs) {
             let warm = warm.clone();
             std::thread::spawn(move || {
                 let env = warm.env_of(worker);

@@ -40,6 +40,9 @@ pub(super) struct Baseline {
     pub(super) ratio: String,
     /// A run that failed the same way.
     pub(super) outcome: Outcome,
+    /// Whether one of the runs was in a warm worker and failed the same way (see
+    /// [`Reduction::start_warm_early`]).
+    pub(super) warm_checked: bool,
 }
 
 impl Reduction<'_> {
@@ -118,10 +121,68 @@ impl Reduction<'_> {
         }
     }
 
+    /// Starts the warm workers before the original's first run, so that their imports and
+    /// that run go side by side: when they will be used (not `--cold`, not on Ray) and their
+    /// number is known (not chosen from the GPUs' memory while the original runs). A torch
+    /// script's workers run candidates in their own process unless its original crashes,
+    /// which only the runs tell: `ground` restarts them forked then.
+    pub(super) fn start_warm_early(&mut self) -> Result<()> {
+        let in_process = match self.options.execution.backend {
+            Backend::InProcess => true,
+            Backend::Warm => imported_modules(&self.text, self.interp.parser_version)
+                .iter()
+                .any(|m| m == "torch"),
+            Backend::Fork => false,
+            Backend::Cold | Backend::Ray(_) => return Ok(()),
+        };
+        if self.workers.remote {
+            return Ok(());
+        }
+        // One worker, for the original's warm run: the others would only slow the cold run
+        // down; they start once the runs end.
+        self.workers.set_jobs(self.workers.jobs, in_process);
+        self.workers.start_warm_on(&self.original()?, 1);
+        self.early_warm = Some(in_process);
+        Ok(())
+    }
+
+    /// The original's first two runs, and whether the second was in a warm worker (when
+    /// they were started early and `text` is the original): one cold and one warm side by
+    /// side, which count as two runs when both fail as `given` (or the signature derived from
+    /// the cold one) says; else a second cold run replaces the warm one.
+    fn first_runs(&self, text: &str, given: Option<&Signature>) -> Result<(Vec<Outcome>, bool)> {
+        let Some(original) = self.early_warm.and_then(|_| self.original().ok()) else {
+            return Ok((run_many(text, 2, &self.workers)?, false));
+        };
+        if text != self.text {
+            return Ok((run_many(text, 2, &self.workers)?, false));
+        }
+        let mut warm = self.workers.clone();
+        warm.warm = Some(original);
+        let (cold, warm) = std::thread::scope(|scope| {
+            let warm = scope.spawn(|| run_one(text, &warm));
+            (run_one(text, &self.workers), warm.join())
+        });
+        let cold = cold?;
+        let warm = warm.map_err(|_| anyhow::anyhow!("the warm run panicked"))?;
+        if let Err(e) = &warm
+            && e.is::<process::Interrupted>()
+        {
+            return Err(warm.unwrap_err());
+        }
+        let sig = given.cloned().or_else(|| Signature::derive(&cold));
+        let both = |o: &Outcome| sig.as_ref().is_some_and(|s| s.judge(o) == Verdict::Same);
+        match warm {
+            Ok(warm) if both(&cold) && both(&warm) => Ok((vec![cold, warm], true)),
+            _ => Ok((vec![cold, run_one(text, &self.workers)?], false)),
+        }
+    }
+
     /// Runs `text` twice, and five more times when the two disagree or a `given` signature
     /// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
+    /// The second run may be in a warm worker (see [`Reduction::first_runs`]).
     pub(super) fn runs(&self, text: &str, given: Option<Signature>) -> Result<BaselineEnd> {
-        let runs = run_many(text, 2, &self.workers)?;
+        let (runs, warm_checked) = self.first_runs(text, given.as_ref())?;
         if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
             && runs.iter().all(crate::engine::verdict::out_of_memory)
         {
@@ -133,8 +194,18 @@ impl Reduction<'_> {
             return Ok(BaselineEnd::DoesNotFail);
         };
         let same = |o: &Outcome| sig.judge(o) == Verdict::Same;
-        let duration = runs.iter().map(|o| o.duration).max().unwrap_or_default();
-        let peak_rss = runs.iter().map(|o| o.peak_rss).max().unwrap_or_default();
+        // A warm run's time and memory are not a fresh process's.
+        let cold_runs = &runs[..if warm_checked { 1 } else { runs.len() }];
+        let duration = cold_runs
+            .iter()
+            .map(|o| o.duration)
+            .max()
+            .unwrap_or_default();
+        let peak_rss = cold_runs
+            .iter()
+            .map(|o| o.peak_rss)
+            .max()
+            .unwrap_or_default();
         let hits = runs.iter().filter(|o| same(o)).count();
         let timed_out = runs.iter().all(|o| o.status == Status::TimedOut);
         if hits == 0 && (timed_out || !explicit) {
@@ -177,6 +248,7 @@ impl Reduction<'_> {
             attempts,
             ratio,
             outcome,
+            warm_checked,
         })))
     }
 
@@ -280,12 +352,21 @@ impl Reduction<'_> {
     }
 
     /// Switches the workers to warm mode when the original fails the same way in a warm
-    /// worker as it did cold; otherwise says so and stays cold. Returns whether warm mode is
-    /// on.
-    pub(super) fn warm_up(&mut self, sig: &Signature) -> Result<Option<String>> {
+    /// worker as it did cold (as one of its first runs did, or a run now); otherwise says so
+    /// and stays cold. Returns why warm mode is off, `None` when it is on.
+    pub(super) fn warm_up(&mut self, base: &Baseline) -> Result<Option<String>> {
         let original = self.original()?;
+        let sig = &base.signature;
+        // Checked in the workers' mode: a torch script that crashed was checked in place,
+        // and its workers now fork.
+        let checked = base.warm_checked
+            && self.start == self.text
+            && self.early_warm == Some(self.workers.in_process);
         let workers = &mut self.workers;
         workers.warm = Some(original);
+        if checked {
+            return Ok(None);
+        }
         let cold_why = match run_one(&self.start, workers) {
             Ok(outcome) if sig.judge(&outcome) == Verdict::Same => None,
             Ok(outcome) => {

@@ -79,6 +79,7 @@ impl<'o> Reduction<'o> {
             prepared: Vec::new(),
             clock,
             jobs_note: None,
+            early_warm: None,
         })
     }
 }

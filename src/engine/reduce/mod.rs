@@ -53,6 +53,9 @@ pub fn reduce(options: &Options) -> Result<Finish> {
     let mut reduction = Reduction::new(options)?;
     reduction.clock.lap("input");
     let devices = reduction.device_watch();
+    if devices.is_none() {
+        reduction.start_warm_early()?;
+    }
     let Some(base) = reduction.baseline()? else {
         return Ok(Finish::DoesNotFail);
     };
@@ -112,6 +115,9 @@ struct Reduction<'o> {
     clock: Clock,
     /// How the jobs were chosen from the GPUs' memory, when they were.
     jobs_note: Option<String>,
+    /// The warm workers started before the original's first run, to import side by side with
+    /// it: whether they run candidates in their own process. `None`: not started yet.
+    early_warm: Option<bool>,
 }
 
 /// The seconds each stage of a reduction took, in order.
@@ -260,7 +266,9 @@ impl Reduction<'_> {
         let cold = matches!(self.options.execution.backend, Backend::Cold);
         if !cold && !self.workers.remote {
             let in_process = self.in_process(&base);
-            self.workers.set_jobs(self.workers.jobs, in_process);
+            if self.early_warm != Some(in_process) {
+                self.workers.set_jobs(self.workers.jobs, in_process);
+            }
             self.workers.start_warm(&self.original()?);
         }
         self.set_timeout(&base);
@@ -271,7 +279,7 @@ impl Reduction<'_> {
         // Warm first: the control's runs then cost their own work, not an import each.
         let cold_why = match cold {
             true => Some("--cold".to_string()),
-            false => self.warm_up(&sig)?,
+            false => self.warm_up(&base)?,
         };
         self.clock.lap("warm-up");
         let (guard, anchor) = self.guard(&base)?;
