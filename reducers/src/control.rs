@@ -302,11 +302,12 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
 }
 
 /// What the custom sides of the script's comparisons run (see [`Suspect::Custom`]): the torch
-/// calls and the methods (`.mean`) of the script's own code they call, followed down, sorted.
+/// calls, the methods (`.mean`) and the arithmetic operators (`operator /`: the division of a
+/// written-out softmax) of the script's own code they call, followed down, sorted.
 /// When no control passes on the original, nothing tells a candidate that still compares the
 /// custom code from one that compares the reference with something else; a candidate must
-/// then still make each of these calls somewhere (see [`calls_made`]): the code that is the
-/// bug stays, inlined or not.
+/// then still make each of these calls somewhere outside the reference (see [`calls_made`]),
+/// each operator as often: the code that is the bug stays, inlined or not.
 pub fn custom_calls(script: &Script) -> Vec<String> {
     let calls = LibraryCalls {
         methods: true,
@@ -317,13 +318,57 @@ pub fn custom_calls(script: &Script) -> Vec<String> {
         .flat_map(|(custom, _)| calls.of_expr(custom))
         .collect();
     out.sort();
-    out.dedup();
+    // An operator counts each time it is written: a softmax divides twice.
+    out.dedup_by(|a, b| a == b && !a.starts_with("operator "));
     out
 }
 
-/// Every torch call and method call the script makes anywhere, in [`custom_calls`]'s terms.
-pub fn calls_made(script: &Script) -> HashSet<String> {
-    calls_where(script, |_| true)
+/// How [`custom_calls`] names an arithmetic operator.
+fn operator(op: ast::Operator) -> String {
+    format!("operator {}", op.as_str())
+}
+
+/// Every torch call, method call and operator the script makes outside the reference sides of
+/// its comparisons, in [`custom_calls`]'s terms, with how often each is written: a division
+/// moved into the reference (`torch.softmax(x / t)`) is no longer the custom code's.
+pub fn calls_made(script: &Script) -> std::collections::HashMap<String, usize> {
+    let compared = compared(script);
+    let references: Vec<std::ops::Range<usize>> = compared
+        .own
+        .iter()
+        .chain(&compared.inlined)
+        .map(|(_, reference)| span(*reference))
+        .collect();
+    let imports = torch_imports(script);
+    let mut out = std::collections::HashMap::new();
+    for e in all_exprs(script.body()) {
+        let at = span(e);
+        if references
+            .iter()
+            .any(|r| r.start <= at.start && at.end <= r.end)
+        {
+            continue;
+        }
+        if let Some(name) = call_name(&imports, e) {
+            *out.entry(name).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// Of the `needed` calls (see [`custom_calls`]), the first that `made` (see [`calls_made`])
+/// lacks, or holds fewer times.
+pub fn missing_call<'a>(
+    needed: &'a [String],
+    made: &std::collections::HashMap<String, usize>,
+) -> Option<&'a str> {
+    needed
+        .iter()
+        .find(|c| {
+            let times = needed.iter().filter(|n| n == c).count();
+            made.get(c.as_str()).copied().unwrap_or(0) < times
+        })
+        .map(String::as_str)
 }
 
 /// The calls of [`calls_made`] on the lines (1-based) that a run of the script ran: the
@@ -338,22 +383,26 @@ pub fn calls_run(script: &Script, lines: &HashSet<usize>) -> HashSet<String> {
     })
 }
 
-fn calls_where(script: &Script, keep: impl Fn(&ast::ExprCall) -> bool) -> HashSet<String> {
+fn calls_where(script: &Script, keep: impl Fn(&Expr) -> bool) -> HashSet<String> {
     let imports = torch_imports(script);
     all_exprs(script.body())
         .into_iter()
-        .filter_map(|e| {
-            let Expr::Call(c) = e else { return None };
-            if !keep(c) {
-                return None;
-            }
-            match (torch_path(&imports, &c.func), &*c.func) {
-                (Some(path), _) => Some(path),
-                (None, Expr::Attribute(a)) => Some(format!(".{}", a.attr)),
-                _ => None,
-            }
-        })
+        .filter(|e| keep(e))
+        .filter_map(|e| call_name(&imports, e))
         .collect()
+}
+
+/// How [`custom_calls`] names what `e` calls: a torch path, `.method`, `operator /`.
+fn call_name(imports: &std::collections::HashMap<String, String>, e: &Expr) -> Option<String> {
+    if let Expr::BinOp(b) = e {
+        return Some(operator(b.op));
+    }
+    let Expr::Call(c) = e else { return None };
+    match (torch_path(imports, &c.func), &*c.func) {
+        (Some(path), _) => Some(path),
+        (None, Expr::Attribute(a)) => Some(format!(".{}", a.attr)),
+        _ => None,
+    }
 }
 
 /// The torch calls an expression makes, with those of the script's own functions and methods
@@ -425,6 +474,9 @@ impl<'a> LibraryCalls<'a> {
                 && seen.insert(span(*value).start)
             {
                 self.collect(crate::python::exprs_of(value), seen, out);
+            }
+            if let (true, Expr::BinOp(b)) = (self.methods, e) {
+                out.push(operator(b.op));
             }
             let Expr::Call(c) = e else { continue };
             if let Some(path) = torch_path(&self.imports, &c.func) {
@@ -726,13 +778,40 @@ pub(crate) fn callee<'a>(
                 &["forward", "__call__"],
             ),
         },
-        Expr::Attribute(a) => method(instance_of(&a.value, stmts, bindings)?, &[a.attr.as_str()]),
+        Expr::Attribute(a) => match instance_of(&a.value, stmts, bindings) {
+            Some(class) => method(class, &[a.attr.as_str()]),
+            None => method(held_instance(a, stmts, bindings)?, &["forward", "__call__"]),
+        },
         Expr::Call(_) => method(
             instance_of(func, stmts, bindings)?,
             &["forward", "__call__"],
         ),
         _ => None,
     }
+}
+
+/// The class of the instance a method's `self.ATTR` holds: `self.norm(x)`, with `self.norm =
+/// Norm(…)` in one of the script's methods, calls `Norm`'s `forward`.
+fn held_instance<'a>(
+    attribute: &ast::ExprAttribute,
+    stmts: &[&'a Stmt],
+    bindings: &[(&'a str, &'a Expr)],
+) -> Option<&'a ast::StmtClassDef> {
+    if !matches!(&*attribute.value, Expr::Name(n) if n.id.as_str() == "self") {
+        return None;
+    }
+    stmts.iter().find_map(|s| match s {
+        Stmt::Assign(assign) => match assign.targets.as_slice() {
+            [Expr::Attribute(t)]
+                if t.attr.as_str() == attribute.attr.as_str()
+                    && matches!(&*t.value, Expr::Name(n) if n.id.as_str() == "self") =>
+            {
+                instance_of(&assign.value, stmts, bindings)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// The class `expr` is an instance of: `Model(…)`, `Model(…).double()` (a move returns the
@@ -897,6 +976,7 @@ pub fn custom_code(script: &Script) -> Vec<String> {
             _ => None,
         })
     };
+    let mut seen = HashSet::new();
     let mut out: Vec<String> = comparisons(script)
         .into_iter()
         .filter_map(|(custom, _)| match custom {
@@ -904,12 +984,34 @@ pub fn custom_code(script: &Script) -> Vec<String> {
             Expr::Call(c) => callee(&c.func, &stmts, &bindings).map(|(f, _)| &f.body[..]),
             _ => None,
         })
+        .flat_map(|body| followed(body, &stmts, &bindings, &mut seen))
         .flatten()
         .filter(|s| !matches!(s, Stmt::Expr(e) if crate::python::is_literal(&e.value)))
         .map(|s| squeezed(script.slice(s)))
         .collect();
     out.sort();
     out.dedup();
+    out
+}
+
+/// `body` and the bodies of the script's functions and methods it calls, followed down (each
+/// once: `seen` holds their starts): `return self.softmax(x)` runs the `forward` of the module
+/// `self.softmax` holds.
+fn followed<'a>(
+    body: &'a [Stmt],
+    stmts: &[&'a Stmt],
+    bindings: &[(&'a str, &'a Expr)],
+    seen: &mut HashSet<usize>,
+) -> Vec<&'a [Stmt]> {
+    let mut out = vec![body];
+    for e in all_exprs(body) {
+        if let Expr::Call(c) = e
+            && let Some((f, _)) = callee(&c.func, stmts, bindings)
+            && seen.insert(span(f).start)
+        {
+            out.extend(followed(&f.body, stmts, bindings, seen));
+        }
+    }
     out
 }
 
@@ -1051,8 +1153,30 @@ mod tests {
         assert_eq!(reference_calls(&script), ["torch.nn.LayerNorm"]);
         assert_eq!(
             custom_calls(&script),
-            [".mean", ".var", "torch.rsqrt"],
+            [
+                ".mean",
+                ".var",
+                "operator *",
+                "operator +",
+                "operator -",
+                "torch.rsqrt"
+            ],
             "the custom class's own code"
+        );
+    }
+
+    #[test]
+    fn a_module_held_by_an_attribute_is_followed_into_its_forward() {
+        let text = "import torch\nimport torch.nn as nn\nclass Tempered(nn.Module):\n    def forward(self, x):\n        e = torch.exp(x)\n        return e / e.sum(-1, keepdim=True)\nclass Sampler(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.softmax = Tempered()\n    def probabilities(self, x):\n        return self.softmax(x)\ns = Sampler()\nassert torch.allclose(s.probabilities(x), torch.softmax(x, -1))\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(custom_calls(&script), [".sum", "operator /", "torch.exp"]);
+        assert_eq!(
+            custom_code(&script),
+            [
+                "e=torch.exp(x)",
+                "returne/e.sum(-1,keepdim=True)",
+                "returnself.softmax(x)"
+            ]
         );
     }
 
@@ -1138,11 +1262,18 @@ torch.testing.assert_close(Norm()(x), torch.nn.LayerNorm(8)(x))
 ",
         );
         let calls = custom_calls(&original);
-        assert_eq!(calls, [".mean", ".var", "torch.sqrt"]);
-        let kept = |text: &str| {
-            let made = calls_made(&parse(text));
-            calls.iter().all(|c| made.contains(c))
-        };
+        assert_eq!(
+            calls,
+            [
+                ".mean",
+                ".var",
+                "operator +",
+                "operator -",
+                "operator /",
+                "torch.sqrt"
+            ]
+        );
+        let kept = |text: &str| missing_call(&calls, &calls_made(&parse(text))).is_none();
         assert!(kept(
             "import torch
 x = torch.randn(8)

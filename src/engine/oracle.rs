@@ -128,8 +128,8 @@ impl Control {
                 return Some(format!("the custom code no longer holds `{lost}`"));
             }
             let made = scrub_reducers::control::calls_made(script);
-            if let Some(call) = self.custom_calls.iter().find(|c| !made.contains(*c)) {
-                return Some(format!("the custom code no longer calls {call}"));
+            if let Some(call) = scrub_reducers::control::missing_call(&self.custom_calls, &made) {
+                return Some(format!("the custom code no longer makes each {call}"));
             }
         }
         if self.suspect == Suspect::Compile
