@@ -28,6 +28,18 @@ pub(super) enum BaselineEnd {
     DoesNotFail,
 }
 
+/// What the original's warm run beside its first cold one showed (see
+/// [`Reduction::first_runs`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WarmRun {
+    /// None ran: two cold runs.
+    NotRun,
+    /// It and the cold run failed the same way.
+    Same,
+    /// One of them did not: a second cold run replaced it.
+    Missed,
+}
+
 /// How the original fails.
 #[derive(Clone)]
 pub(super) struct Baseline {
@@ -149,13 +161,14 @@ impl Reduction<'_> {
     /// The original's first two runs, and whether the second was in a warm worker (when
     /// they were started early and `text` is the original): one cold and one warm side by
     /// side, which count as two runs when both fail as `given` (or the signature derived from
-    /// the cold one) says; else a second cold run replaces the warm one.
-    fn first_runs(&self, text: &str, given: Option<&Signature>) -> Result<(Vec<Outcome>, bool)> {
+    /// the cold one) says; else a second cold run replaces the warm one (and `runs` makes
+    /// more, as for a flaky original: the miss may have been one).
+    fn first_runs(&self, text: &str, given: Option<&Signature>) -> Result<(Vec<Outcome>, WarmRun)> {
         let Some(original) = self.early_warm.and_then(|_| self.original().ok()) else {
-            return Ok((run_many(text, 2, &self.workers)?, false));
+            return Ok((run_many(text, 2, &self.workers)?, WarmRun::NotRun));
         };
         if text != self.text {
-            return Ok((run_many(text, 2, &self.workers)?, false));
+            return Ok((run_many(text, 2, &self.workers)?, WarmRun::NotRun));
         }
         let mut warm = self.workers.clone();
         warm.warm = Some(original);
@@ -173,8 +186,8 @@ impl Reduction<'_> {
         let sig = given.cloned().or_else(|| Signature::derive(&cold));
         let both = |o: &Outcome| sig.as_ref().is_some_and(|s| s.judge(o) == Verdict::Same);
         match warm {
-            Ok(warm) if both(&cold) && both(&warm) => Ok((vec![cold, warm], true)),
-            _ => Ok((vec![cold, run_one(text, &self.workers)?], false)),
+            Ok(warm) if both(&cold) && both(&warm) => Ok((vec![cold, warm], WarmRun::Same)),
+            _ => Ok((vec![cold, run_one(text, &self.workers)?], WarmRun::Missed)),
         }
     }
 
@@ -182,7 +195,8 @@ impl Reduction<'_> {
     /// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
     /// The second run may be in a warm worker (see [`Reduction::first_runs`]).
     pub(super) fn runs(&self, text: &str, given: Option<Signature>) -> Result<BaselineEnd> {
-        let (runs, warm_checked) = self.first_runs(text, given.as_ref())?;
+        let (runs, warm) = self.first_runs(text, given.as_ref())?;
+        let warm_checked = warm == WarmRun::Same;
         if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
             && runs.iter().all(crate::engine::verdict::out_of_memory)
         {
@@ -221,7 +235,8 @@ impl Reduction<'_> {
         }
         // Every run, for one that failed the same way to read the anchor off.
         let mut all = runs.clone();
-        let (attempts, ratio) = if hits == 2 {
+        // A warm run that missed may have been a flaky miss: more cold runs tell.
+        let (attempts, ratio) = if hits == 2 && warm != WarmRun::Missed {
             (1, "2/2".to_string())
         } else {
             // The two disagree, or a given signature was missed twice: a flaky repro shows
