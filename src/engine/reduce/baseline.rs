@@ -305,16 +305,17 @@ impl Reduction<'_> {
             runs_done += 13;
             all.extend(extra);
         }
+        let ratio = format!("{total}/{runs_done}");
+        // Every cold run failed: only the warm one missed (see `first_runs`).
+        if total == runs_done {
+            return Ok(Some((1, ratio)));
+        }
         let p = total as f64 / runs_done as f64;
-        let attempts = if total == runs_done {
-            1
-        } else {
-            ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(2, MAX_ATTEMPTS)
-        };
+        let attempts = ((MISS_RATE.ln() / (1.0 - p).ln()).ceil() as usize).clamp(2, MAX_ATTEMPTS);
         self.console.say(format!(
             "the original is flaky: it failed the same way {total} of {runs_done} times; each candidate gets up to {attempts} runs"
         ));
-        Ok(Some((attempts, format!("{total}/{runs_done}"))))
+        Ok(Some((attempts, ratio)))
     }
 
     /// Samples the GPUs' memory while the original runs, when the jobs are to be chosen from
