@@ -10,7 +10,8 @@
 //! alias of a module path (`import torch.nn.functional as F`, `from torch import nn`) is
 //! spelled out at each read (`F.layer_norm` → `torch.nn.functional.layer_norm`) and goes,
 //! or becomes `import torch` when nothing imports the root package: one line fewer, where
-//! the reads are few enough for the script to end shorter.
+//! the reads are few enough for the script to end shorter. `import torch._dynamo.config`
+//! (one path, no `as`) is tried as `import torch`.
 //!
 //! ## Example
 //! ```python
@@ -98,6 +99,7 @@ impl Pass for DropImports {
         out.extend(unused);
         out.extend(plain_exit(script));
         out.extend(spelled_out(script));
+        out.extend(root_packages(script));
         out.extend(whole);
         // An unused import is met again among all imports.
         dedup(&mut out);
@@ -152,6 +154,36 @@ fn plain_exit(script: &Script) -> Option<Candidate> {
             Edit::replace(span(stmt), raise),
         ],
     ))
+}
+
+/// A module-level `import a.b.c` (one path, no `as`) as `import a`, what a person writes where
+/// the script reads only the package's own names (`import torch._dynamo.config` left by the
+/// minifier before `torch.sigmoid(x)`); the oracle keeps the submodule where a read needs it.
+fn root_packages(script: &Script) -> Vec<Candidate> {
+    let text = script.text();
+    script
+        .body()
+        .iter()
+        .filter_map(|stmt| {
+            let Stmt::Import(import) = stmt else {
+                return None;
+            };
+            let [alias] = import.names.as_slice() else {
+                return None;
+            };
+            let (root, _) = alias.name.as_str().split_once('.')?;
+            alias.asname.is_none().then(|| {
+                Candidate::new(
+                    format!(
+                        "`{}` as `import {root}` at {}",
+                        short(script.slice(stmt)),
+                        lines_label(text, &span(stmt))
+                    ),
+                    vec![Edit::replace(span(alias), root.to_string())],
+                )
+            })
+        })
+        .collect()
 }
 
 /// A module-level import that binds one alias of a path (`import torch.nn.functional as F`,
@@ -248,6 +280,27 @@ mod tests {
         for text in results("def f():\n    import a\n    import b\nif x: import c\nf()\n") {
             assert!(is_valid(&text, PythonVersion::PY311), "{text}");
         }
+    }
+
+    #[test]
+    fn an_import_of_a_submodule_becomes_its_root_package() {
+        let texts = results("import torch._dynamo.config\nx = torch.sigmoid(y)\n");
+        assert!(
+            texts.contains(&"import torch\nx = torch.sigmoid(y)\n".to_string()),
+            "{texts:?}"
+        );
+        let aliased = results("import torch.nn.functional as F\nF.relu(x)\nimport os, os.path\n");
+        // An alias, and an import of more than one path, stay as they are.
+        assert!(
+            aliased
+                .iter()
+                .all(|t| !t.contains(" as F") || t.contains("torch.nn.functional as F")),
+            "{aliased:?}"
+        );
+        assert!(
+            aliased.iter().all(|t| !t.contains("import os, os\n")),
+            "{aliased:?}"
+        );
     }
 
     #[test]
