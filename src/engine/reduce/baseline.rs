@@ -383,7 +383,17 @@ impl Reduction<'_> {
         if checked {
             return Ok(None);
         }
-        let cold_why = match run_one(&self.start, workers) {
+        // A flaky original gets the runs a candidate gets: one of them must fail the same way.
+        let mut run = run_one(&self.start, workers);
+        for _ in 1..base.attempts {
+            match &run {
+                Ok(outcome) if sig.judge(outcome) != Verdict::Same => {
+                    run = run_one(&self.start, workers);
+                }
+                _ => break,
+            }
+        }
+        let cold_why = match run {
             Ok(outcome) if sig.judge(&outcome) == Verdict::Same => None,
             Ok(outcome) => {
                 let why = format!(
