@@ -164,12 +164,10 @@ impl Reduction<'_> {
     /// the cold one) says; else a second cold run replaces the warm one (and `runs` makes
     /// more, as for a flaky original: the miss may have been one).
     fn first_runs(&self, text: &str, given: Option<&Signature>) -> Result<(Vec<Outcome>, WarmRun)> {
-        let Some(original) = self.early_warm.and_then(|_| self.original().ok()) else {
+        let early = self.early_warm.filter(|_| text == self.text);
+        let Some(original) = early.and_then(|_| self.original().ok()) else {
             return Ok((run_many(text, 2, &self.workers)?, WarmRun::NotRun));
         };
-        if text != self.text {
-            return Ok((run_many(text, 2, &self.workers)?, WarmRun::NotRun));
-        }
         let mut warm = self.workers.clone();
         warm.warm = Some(original);
         let (cold, warm) = std::thread::scope(|scope| {
@@ -177,12 +175,10 @@ impl Reduction<'_> {
             (run_one(text, &self.workers), warm.join())
         });
         let cold = cold?;
-        let warm = warm.map_err(|_| anyhow::anyhow!("the warm run panicked"))?;
-        if let Err(e) = &warm
-            && e.is::<process::Interrupted>()
-        {
-            return Err(warm.unwrap_err());
-        }
+        let warm = match warm.map_err(|_| anyhow::anyhow!("the warm run panicked"))? {
+            Err(e) if e.is::<process::Interrupted>() => return Err(e),
+            warm => warm,
+        };
         let sig = given.cloned().or_else(|| Signature::derive(&cold));
         let both = |o: &Outcome| sig.as_ref().is_some_and(|s| s.judge(o) == Verdict::Same);
         match warm {
