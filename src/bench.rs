@@ -504,7 +504,47 @@ pub fn comparison(report: &Report, baseline: &Report) -> String {
             per_call(old)
         );
     }
+    let _ = writeln!(out, "{}", per_candidate(report, baseline));
     out
+}
+
+/// The seconds a case spent on candidates: its wall time outside the fixed cost.
+fn candidate_seconds(row: &CaseRow) -> f64 {
+    (row.wall_seconds - row.fixed_seconds()).max(0.0)
+}
+
+/// Milliseconds a candidate, new against old, over the cases both reports ran: the seconds
+/// outside each case's fixed cost (the original's runs, the warm-up, the control, the final
+/// check) over the oracle calls. The fixed cost is the same cold runs in either mode, so it
+/// is left out of what a warm worker saves per candidate.
+fn per_candidate(report: &Report, baseline: &Report) -> String {
+    let (mut new, mut old) = ((0.0, 0), (0.0, 0));
+    for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
+        let Some(o) = baseline
+            .cases
+            .iter()
+            .find(|o| o.name == c.name && o.skipped.is_none())
+        else {
+            continue;
+        };
+        new = (new.0 + candidate_seconds(c), new.1 + c.oracle_calls);
+        old = (old.0 + candidate_seconds(o), old.1 + o.oracle_calls);
+    }
+    let ms = |(seconds, calls): (f64, usize)| 1000.0 * seconds / calls.max(1) as f64;
+    let ratio = if ms(old) > 0.0 {
+        ms(new) / ms(old)
+    } else {
+        1.0
+    };
+    format!(
+        "\nPer candidate, the cases in both (wall outside the fixed cost ÷ oracle calls): new {:.2} ms ({} calls, {:.1} s), old {:.2} ms ({} calls, {:.1} s); new ÷ old {ratio:.3}",
+        ms(new),
+        new.1,
+        new.0,
+        ms(old),
+        old.1,
+        old.0
+    )
 }
 
 #[cfg(test)]
@@ -568,5 +608,32 @@ mod tests {
         );
         assert!(!table.contains("| plain |"), "{table}");
         assert_eq!(side_by_side(&with, &with), "");
+    }
+
+    #[test]
+    fn the_time_per_candidate_leaves_out_the_fixed_cost() {
+        let mut warm = row("case", 100, 3.0, 1, Vec::new());
+        warm.stage_seconds = vec![
+            ("baseline".into(), 1.0),
+            ("passes".into(), 1.5),
+            ("verify".into(), 1.0),
+        ];
+        let mut cold = row("case", 100, 11.0, 1, Vec::new());
+        cold.stage_seconds = vec![("baseline".into(), 1.0), ("verify".into(), 1.0)];
+        let report = |rows: Vec<CaseRow>| Report {
+            cases: rows,
+            passes: Vec::new(),
+            vs: Vec::new(),
+        };
+        let line = per_candidate(
+            &report(vec![warm, row("only_new", 10, 9.0, 1, Vec::new())]),
+            &report(vec![cold]),
+        );
+        assert!(
+            line.contains(
+                "new 10.00 ms (100 calls, 1.0 s), old 90.00 ms (100 calls, 9.0 s); new ÷ old 0.111"
+            ),
+            "{line}"
+        );
     }
 }
