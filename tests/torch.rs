@@ -157,6 +157,11 @@ const CONTROLS: &[(&str, &str, Option<&str>)] = &[
         Some("dim=0 → -1"),
     ),
     ("torch_softplus_seeded_draw", CUSTOM, None),
+    (
+        "torch_tempered_softmax_reseeded",
+        CUSTOM,
+        Some("exp(X) → exp(X - X.max())"),
+    ),
     ("torch_layernorm_passed_class", CUSTOM, None),
     ("torch_vmap_grad_outside", TRANSFORM, None),
     ("torch_trace_baked_batch", TRANSFORM, None),

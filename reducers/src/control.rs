@@ -284,12 +284,15 @@ fn bound_to_compiled<'a>(
     }
 }
 
-/// The library calls of the reference sides of the script's comparisons (see
-/// [`Suspect::Custom`]), sorted: `torch.nn.functional.rms_norm`. A candidate whose reference
-/// lost one of the original's compares the custom code with something else.
+/// The library calls and arithmetic operators of the reference sides of the script's
+/// comparisons (see [`Suspect::Custom`]), sorted: `torch.nn.functional.rms_norm`, `operator
+/// /` (each operator as often as written). A candidate whose reference lost one of the
+/// original's compares the custom code with something else: `torch.softmax(x)` is not the
+/// reference of a tempered softmax, `torch.softmax(x / t)` is.
 pub fn reference_calls(script: &Script) -> Vec<String> {
     let calls = LibraryCalls {
         instances: true,
+        operators: true,
         ..LibraryCalls::of(script)
     };
     let mut out: Vec<String> = comparisons(script)
@@ -297,7 +300,7 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
         .flat_map(|(_, reference)| calls.of_expr(reference))
         .collect();
     out.sort();
-    out.dedup();
+    out.dedup_by(|a, b| a == b && !a.starts_with("operator "));
     out
 }
 
@@ -311,6 +314,7 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
 pub fn custom_calls(script: &Script) -> Vec<String> {
     let calls = LibraryCalls {
         methods: true,
+        operators: true,
         ..LibraryCalls::of(script)
     };
     let mut out: Vec<String> = comparisons(script)
@@ -414,6 +418,8 @@ pub(crate) struct LibraryCalls<'a> {
     bindings: Vec<(&'a str, &'a Expr)>,
     /// Whether the methods called on other values count too, as `.mean`.
     methods: bool,
+    /// Whether the arithmetic operators count too, as `operator /`, each time written.
+    operators: bool,
     /// Whether the call of a name bound once to a library object makes that object's calls:
     /// `ref(x)` with `ref = nn.LayerNorm(8).to(device)` calls `torch.nn.LayerNorm`.
     instances: bool,
@@ -429,6 +435,7 @@ impl<'a> LibraryCalls<'a> {
             stmts: all_bodies(script.body()).into_iter().flatten().collect(),
             bindings: single_bindings(script),
             methods: false,
+            operators: false,
             instances: false,
             values: false,
         }
@@ -475,7 +482,7 @@ impl<'a> LibraryCalls<'a> {
             {
                 self.collect(crate::python::exprs_of(value), seen, out);
             }
-            if let (true, Expr::BinOp(b)) = (self.methods, e) {
+            if let (true, Expr::BinOp(b)) = (self.operators, e) {
                 out.push(operator(b.op));
             }
             let Expr::Call(c) = e else { continue };

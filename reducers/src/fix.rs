@@ -11,8 +11,9 @@
 //! The edits tried drop a numeric term of an arithmetic operation (`n - 1` → `n`, `x * 2` →
 //! `x`, `total / 100` → `total`), flip a boolean keyword argument (`unbiased=True` →
 //! `False`) or move a reduction to the last axis (`dim=0` → `dim=-1`, and `dim=-1` →
-//! `dim=0`; `axis=` alike): the off-by-ones, wrong factors, wrong flags and wrong axes of
-//! real reports. They are
+//! `dim=0`; `axis=` alike), or shift an exponent by its maximum (`torch.exp(x)` →
+//! `torch.exp(x - x.max())`, which a written-out softmax does not overflow with): the
+//! off-by-ones, wrong factors, wrong flags, wrong axes and overflows of real reports. They are
 //! made only inside the code the comparison's custom side runs: the function it calls and the
 //! script's functions and methods that one calls, transitively.
 
@@ -42,6 +43,10 @@ pub enum Fix {
         from: String,
         to: String,
     },
+    /// Every `torch.exp(X)` becomes `torch.exp(X - X.max())` (`X.exp()` alike): an exponent
+    /// that overflows to `inf` where a shift by its maximum would not (`inf / inf` is the
+    /// `nan` of a written-out softmax that `torch.softmax` does not give).
+    ShiftExp,
 }
 
 impl Fix {
@@ -78,6 +83,17 @@ impl Fix {
                     (span(value), if *was { "False" } else { "True" }.to_string())
                 }
                 (Site::Value(value), Fix::Axis { to, .. }) => (span(value), to.clone()),
+                (Site::Exp { call, exponent }, Fix::ShiftExp) => {
+                    let x = &text[span(exponent)];
+                    let shifted = format!("{x} - ({x}).max()");
+                    let replacement = match &*call.func {
+                        Expr::Attribute(a) if call.arguments.is_empty() => {
+                            format!("({shifted}).{}()", a.attr)
+                        }
+                        func => format!("{}({shifted})", &text[span(func)]),
+                    };
+                    (span(call), replacement)
+                }
                 _ => continue,
             };
             // An operation inside one already edited goes with it.
@@ -115,22 +131,34 @@ impl Fix {
                 format!("{keyword}={from} → {to}")
             }
             Fix::Axis { keyword, from, to } => format!("{keyword}={from} → {to}"),
+            Fix::ShiftExp => "exp(X) → exp(X - X.max())".to_string(),
         }
     }
 }
 
-/// Where a fix applies: an arithmetic operation, or a keyword argument's value.
+/// Where a fix applies: an arithmetic operation, a keyword argument's value, or an
+/// exponential and its exponent.
 enum Site<'a> {
     Term(&'a ast::ExprBinOp),
     Value(&'a Expr),
+    Exp {
+        call: &'a ast::ExprCall,
+        exponent: &'a Expr,
+    },
 }
 
 /// Every arithmetic operation with a numeric literal operand, every boolean keyword argument
 /// and every integer `dim=`/`axis=`, in the custom code, with its edit.
 fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
     let text = script.text();
+    let imports = crate::torch::torch_imports(script);
     let mut out = Vec::new();
     for expr in custom_code(script) {
+        if let Expr::Call(call) = expr
+            && let Some(exponent) = exponent(&imports, call)
+        {
+            out.push((Site::Exp { call, exponent }, Fix::ShiftExp));
+        }
         match expr {
             Expr::BinOp(b)
                 if matches!(
@@ -183,6 +211,26 @@ fn sites(script: &Script) -> Vec<(Site<'_>, Fix)> {
         }
     }
     out
+}
+
+/// The exponent of `torch.exp(X)` or `X.exp()`.
+fn exponent<'a>(
+    imports: &std::collections::HashMap<String, String>,
+    call: &'a ast::ExprCall,
+) -> Option<&'a Expr> {
+    let args = &call.arguments;
+    match (&*call.func, &args.args[..]) {
+        (Expr::Attribute(a), []) if a.attr.as_str() == "exp" && args.keywords.is_empty() => {
+            match crate::torch::torch_path(imports, &call.func) {
+                Some(_) => None,
+                None => Some(&a.value),
+            }
+        }
+        (func, [x]) if args.keywords.is_empty() => {
+            (crate::torch::torch_path(imports, func).as_deref() == Some("torch.exp")).then_some(x)
+        }
+        _ => None,
+    }
 }
 
 /// The text of an integer literal, negated or not (`0`, `-1`).
@@ -266,6 +314,11 @@ fn custom_bodies(script: &Script) -> Vec<&[Stmt]> {
         bodies.push(f.body.as_slice());
         for expr in all_exprs(&f.body) {
             let Expr::Call(c) = expr else { continue };
+            // A module held by an attribute runs its class's `forward`: `self.softmax(x)`.
+            if let Some((g, _)) = callee(&c.func, &stmts, &bindings) {
+                todo.push(g);
+                continue;
+            }
             let name = match &*c.func {
                 Expr::Name(n) => n.id.as_str(),
                 Expr::Attribute(a) if matches!(&*a.value, Expr::Name(s) if s.id.as_str() == "self") => {
@@ -343,6 +396,30 @@ mod tests {
         );
         let fixed = Fix::candidates(&s)[2].apply(&s).unwrap();
         assert!(fixed.contains("keepdim=True, unbiased=False)"), "{fixed}");
+    }
+
+    #[test]
+    fn an_exponent_held_by_a_module_attribute_is_shifted_by_its_maximum() {
+        let text = format!(
+            "{HEAD}class Soft(nn.Module):\n    def forward(self, x):\n        e = torch.exp(x / 0.3)\n        return e / e.sum(dim=1, keepdim=True) + x.exp()\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.soft = Soft()\n    def forward(self, x):\n        return self.soft(x)\nx = torch.randn(4, 8)\ntorch.testing.assert_close(Head()(x), torch.softmax(x / 0.3, dim=1))\n"
+        );
+        let s = script(&text);
+        let fixes = Fix::candidates(&s);
+        let described: Vec<String> = fixes.iter().map(Fix::describe).collect();
+        assert!(
+            described.contains(&"exp(X) → exp(X - X.max())".to_string()),
+            "{described:?}"
+        );
+        let fixed = Fix::ShiftExp.apply(&s).unwrap();
+        assert!(
+            fixed.contains("e = torch.exp(x / 0.3 - (x / 0.3).max())\n"),
+            "{fixed}"
+        );
+        assert!(fixed.contains("+ (x - (x).max()).exp()\n"), "{fixed}");
+        assert!(
+            fixed.ends_with("torch.softmax(x / 0.3, dim=1))\n"),
+            "{fixed}"
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod rungs;
 pub mod scopes;
 pub mod tautology;
 pub mod torch;
+pub mod zeros;
 
 pub use crash::{Computed, Crash, Frame};
 pub use edit::{Candidate, Edit, count_lines};

@@ -14,9 +14,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use crate::python::{
-    Expr, Script, Stmt, all_bodies, ast, child_bodies, exprs_of, is_literal, span,
-};
+use crate::python::{Expr, Script, Stmt, all_bodies, child_bodies, exprs_of, is_literal, span};
 use crate::scopes::Scopes;
 
 /// How many `assert` statements of `script` check nothing: those that test only constants
@@ -51,44 +49,14 @@ pub fn constant_asserts(script: &Script) -> usize {
 }
 
 /// How many checks of `script` check nothing: asserts on constants (see [`constant_asserts`]),
-/// raises that no check guards (see [`unguarded_raises`]) and calls of values that cannot be
-/// called (see [`uncallable_calls`]).
+/// raises that no check guards (see [`unguarded_raises`]), calls of values that cannot be
+/// called (see [`uncallable_calls`]) and divisions by zero (see
+/// [`crate::zeros::zero_divisions`]).
 pub fn empty_checks(script: &Script) -> usize {
     constant_asserts(script)
         + unguarded_raises(script)
         + uncallable_calls(script)
-        + zero_divisions(script)
-}
-
-/// How many divisions (`/`, `//`, `%`) of `script` divide by a literal zero (`x / 0.0`): no
-/// person writes one, and a value shrunk to it (a temperature of `0.3`) makes infinities of
-/// any input, as a call of `None` fails for any program.
-pub fn zero_divisions(script: &Script) -> usize {
-    crate::python::all_exprs(script.body())
-        .into_iter()
-        .filter(|e| match e {
-            Expr::BinOp(b) => {
-                matches!(
-                    b.op,
-                    ast::Operator::Div | ast::Operator::FloorDiv | ast::Operator::Mod
-                ) && is_zero(&b.right)
-            }
-            _ => false,
-        })
-        .count()
-}
-
-/// Whether `e` is a number literal of zero (`0`, `0.0`, `-0.0`).
-fn is_zero(e: &Expr) -> bool {
-    match e {
-        Expr::NumberLiteral(n) => match &n.value {
-            ast::Number::Int(i) => i.as_u64() == Some(0),
-            ast::Number::Float(f) => *f == 0.0,
-            ast::Number::Complex { real, imag } => *real == 0.0 && *imag == 0.0,
-        },
-        Expr::UnaryOp(u) => is_zero(&u.operand),
-        _ => false,
-    }
+        + crate::zeros::zero_divisions(script)
 }
 
 /// How many calls of `script` call a constant that is no function: a literal (`None(1.0)`,
@@ -585,13 +553,6 @@ mod tests {
         assert_eq!(uncallable("import math\nmath.floor(1.5)\n"), 0);
         assert_eq!(uncallable("class C:\n    pass\nC()\n"), 0);
         assert_eq!(uncallable("def f(g=None):\n    g(1)\n"), 0);
-    }
-
-    #[test]
-    fn a_division_by_a_literal_zero_counts() {
-        let zeros = |t: &str| zero_divisions(&Script::parse(t, PythonVersion::PY311).unwrap());
-        assert_eq!(zeros("y = x / 0.0\nz = x // 0\nw = x % -0.0\n"), 3);
-        assert_eq!(zeros("y = x / 0.3\nz = x * 0.0\nw = 0.0 / x\n"), 0);
     }
 
     #[test]

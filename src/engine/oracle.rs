@@ -112,14 +112,24 @@ impl Control {
     /// The checks on the code of `script` (see the fields): why it lost the suspect, if it did.
     pub(crate) fn lost(&self, script: &Script) -> Option<String> {
         if self.suspect == Suspect::Custom {
-            // A fix keeps the suspect compared even where its own code was inlined.
-            let kept = if self.fix.is_some() {
-                scrub_reducers::control::compared_calls(script)
+            // A fix keeps the suspect compared even where its own code was inlined (and its
+            // operators with it: only the library calls are looked for then).
+            let (kept, needed) = if self.fix.is_some() {
+                let calls: Vec<String> = (self.reference_calls.iter())
+                    .filter(|c| !c.starts_with("operator "))
+                    .cloned()
+                    .collect();
+                (scrub_reducers::control::compared_calls(script), calls)
             } else {
-                scrub_reducers::control::reference_calls(script)
+                let kept = scrub_reducers::control::reference_calls(script);
+                (kept, self.reference_calls.clone())
             };
-            if let Some(call) = self.reference_calls.iter().find(|c| !kept.contains(c)) {
-                return Some(format!("the reference no longer calls {call}"));
+            let mut counts = std::collections::HashMap::new();
+            for call in kept {
+                *counts.entry(call).or_insert(0) += 1;
+            }
+            if let Some(call) = scrub_reducers::control::missing_call(&needed, &counts) {
+                return Some(format!("the reference no longer makes each {call}"));
             }
             if scrub_reducers::control::hollow_customs(script) > self.hollow_customs {
                 return Some("the script's own computation no longer reads its input".into());
