@@ -137,6 +137,37 @@ fn warm_children_behave_like_python_script() {
 }
 
 #[test]
+fn a_warm_candidate_recurses_as_deep_as_a_cold_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.py");
+    std::fs::write(&original, "import sys\n").unwrap();
+    let script = "import sys\n\
+                  def down(n):\n\
+                  \x20   try:\n\
+                  \x20       return down(n + 1)\n\
+                  \x20   except RecursionError:\n\
+                  \x20       return n\n\
+                  print(down(0), sys.getrecursionlimit())\n";
+    let python = PathBuf::from(common::python());
+    let cold = run_script(
+        script,
+        &RunSpec {
+            python: &python,
+            timeout: Duration::from_secs(20),
+            env: &[],
+            max_memory: None,
+        },
+    )
+    .unwrap();
+    let warm = warm_workers(&original, 1, vec![])
+        .run_all(&[script])
+        .remove(0)
+        .unwrap();
+    assert_eq!(cold.status, Status::Exited(0), "{}", cold.stderr);
+    assert_eq!(warm.stdout, cold.stdout);
+}
+
+#[test]
 fn a_warm_candidate_sees_only_the_modules_its_own_imports_bring_in() {
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("original.py");

@@ -560,6 +560,44 @@ def load_libc():
 LIBC = []
 
 
+def reach():
+    """How many calls deep a recursion started here gets before a `RecursionError`."""
+
+    def down(n):
+        try:
+            return down(n + 1)
+        except RecursionError:
+            return n
+
+    return down(0)
+
+
+# How deep the module-level code of `python script` can recurse: this module's is that.
+REACH = reach()
+REACH_CODE = compile("REACH = reach()", "<scrub>", "exec")
+
+
+class Headroom:
+    """While it is entered, code run by `exec` from the caller's frame recurses as deep as in
+    `python script` (the zygote's frames are below it), and reads and sets the recursion limit
+    as there."""
+
+    def __enter__(self):
+        here = {"reach": reach}
+        exec(REACH_CODE, here)
+        # Measured from here, one frame deeper than the caller's `exec`.
+        self.extra = extra = REACH - here["REACH"] - 1
+        self.saved = get, set_ = sys.getrecursionlimit, sys.setrecursionlimit
+        set_(get() + extra)
+        sys.getrecursionlimit = lambda: get() - extra
+        sys.setrecursionlimit = lambda limit: set_(limit + extra)
+
+    def __exit__(self, *exc):
+        get, set_ = self.saved
+        sys.getrecursionlimit, sys.setrecursionlimit = get, set_
+        set_(get() - self.extra)
+
+
 def probe_code(path):
     """The probe at `path`, compiled once per source: called in the zygote before it forks,
     a child finds it compiled (compiling the probe takes 4-7 ms, as long as a small candidate's
@@ -602,7 +640,8 @@ def execute(script, probe=None, ending=None):
             traceback.print_exception(type(exc), exc, None)
             return 1
         sys.modules["__main__"] = main
-        exec(compiled, main.__dict__)
+        with Headroom():
+            exec(compiled, main.__dict__)
     except SystemExit as exc:
         code = exit_code(exc)
     except BaseException as exc:
