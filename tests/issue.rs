@@ -702,6 +702,13 @@ fn a_dry_run_reproduces_minimizes_and_changes_nothing() {
     );
     let comment_file = sandbox.root().join("scrub-41017/comment.md");
     assert_eq!(std::fs::read_to_string(comment_file).unwrap(), comment);
+    // The reproduce step's two fresh runs were the minimization's first two.
+    let log =
+        std::fs::read_to_string(sandbox.root().join("scrub-41017/scrub.out/run.log")).unwrap();
+    assert!(
+        log.contains("(original reproduced 2/2; 2 of its runs were made before the reduction)"),
+        "{log}"
+    );
     // The only call was the collaborator check: a dry run changes nothing.
     assert_eq!(
         sandbox.call_names(),

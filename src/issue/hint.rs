@@ -51,6 +51,7 @@ mod tests {
             derived: false,
             stderr_tail: stderr.into(),
             stdout_tail: String::new(),
+            first_runs: Default::default(),
         }
     }
 

@@ -54,6 +54,7 @@ pub struct Place<'a> {
 pub fn minimize(
     original_text: &str,
     text: &str,
+    prior: &reduce::PriorRuns,
     signature: Option<&str>,
     place: &Place,
     quiet: bool,
@@ -80,6 +81,7 @@ pub fn minimize(
         // A comment wants the smallest script, not one under a size.
         target_lines: None,
         quiet,
+        prior: prior.clone(),
         ..Options::new(input)
     };
     match reduce::reduce(&options)? {

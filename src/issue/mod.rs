@@ -816,6 +816,7 @@ impl<'a> Triage<'a> {
         match minimize::minimize(
             repro,
             run_text,
+            &outcome.first_runs,
             (!outcome.derived).then_some(sig.as_str()),
             &place,
             args.json,

@@ -550,6 +550,7 @@ mod tests {
             derived: false,
             stderr_tail: String::new(),
             stdout_tail: String::new(),
+            first_runs: Default::default(),
         };
         let versions = reproduce::Versions {
             python: "3.11.0".into(),
@@ -595,6 +596,7 @@ mod tests {
             derived: false,
             stderr_tail: String::new(),
             stdout_tail: String::new(),
+            first_runs: Default::default(),
         }
     }
 

@@ -63,6 +63,11 @@ pub struct Reproduction {
     pub stderr_tail: String,
     /// The end of the first run's stdout.
     pub stdout_tail: String,
+    /// The script the first two runs ran and their outcomes: fresh runs, which the
+    /// minimization counts as its own first runs of the same script (see
+    /// `reduce::Options::prior`).
+    #[serde(skip)]
+    pub first_runs: crate::engine::reduce::PriorRuns,
 }
 
 /// Classifies `outcome` against the signature.
@@ -212,6 +217,10 @@ pub fn reproduce(
     let tail: Vec<&str> = first.stderr.lines().rev().take(15).collect();
     let out_tail: Vec<&str> = first.stdout.lines().rev().take(15).collect();
     Ok(Reproduction {
+        first_runs: crate::engine::reduce::PriorRuns {
+            text: text.to_string(),
+            runs: outcomes[..2].to_vec(),
+        },
         seeded: verdicts.len() > 2,
         result: best.result,
         reproduces: best.reproduces(),

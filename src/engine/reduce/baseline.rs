@@ -55,6 +55,8 @@ pub(super) struct Baseline {
     /// Whether one of the runs was in a warm worker and failed the same way (see
     /// [`Reduction::start_warm_early`]).
     pub(super) warm_checked: bool,
+    /// How many of its runs were made before the reduction (see `Options::prior`).
+    pub(super) prior_runs: usize,
 }
 
 impl Reduction<'_> {
@@ -163,16 +165,27 @@ impl Reduction<'_> {
     /// side, which count as two runs when both fail as `given` (or the signature derived from
     /// the cold one) says; else a second cold run replaces the warm one (and `runs` makes
     /// more, as for a flaky original: the miss may have been one).
-    fn first_runs(&self, text: &str, given: Option<&Signature>) -> Result<(Vec<Outcome>, WarmRun)> {
+    fn first_runs(
+        &self,
+        text: &str,
+        given: Option<&Signature>,
+        prior: Vec<Outcome>,
+    ) -> Result<(Vec<Outcome>, WarmRun)> {
         let early = self.early_warm.filter(|_| text == self.text);
         let Some(original) = early.and_then(|_| self.original().ok()) else {
-            return Ok((run_many(text, 2, &self.workers)?, WarmRun::NotRun));
+            let mut runs = prior;
+            runs.extend(run_many(text, 2 - runs.len(), &self.workers)?);
+            return Ok((runs, WarmRun::NotRun));
         };
         let mut warm = self.workers.clone();
         warm.warm = Some(original);
         let (cold, warm) = std::thread::scope(|scope| {
             let warm = scope.spawn(|| run_one(text, &warm));
-            (run_one(text, &self.workers), warm.join())
+            let cold = match prior.into_iter().next() {
+                Some(cold) => Ok(cold),
+                None => run_one(text, &self.workers),
+            };
+            (cold, warm.join())
         });
         let cold = cold?;
         let warm = match warm.map_err(|_| anyhow::anyhow!("the warm run panicked"))? {
@@ -187,11 +200,24 @@ impl Reduction<'_> {
         }
     }
 
+    /// The fresh runs of `text` made before the reduction (see `Options::prior`), at most
+    /// two; none when they were of another script, or the reduction's candidates run where
+    /// those runs did not (on a cluster).
+    fn prior_runs(&self, text: &str) -> Vec<Outcome> {
+        let prior = &self.options.prior;
+        if prior.text != text || self.workers.remote {
+            return Vec::new();
+        }
+        prior.runs.iter().take(2).cloned().collect()
+    }
+
     /// Runs `text` twice, and five more times when the two disagree or a `given` signature
     /// was missed twice (a flaky repro), thirteen more when under half of those seven failed.
     /// The second run may be in a warm worker (see [`Reduction::first_runs`]).
     pub(super) fn runs(&self, text: &str, given: Option<Signature>) -> Result<BaselineEnd> {
-        let (runs, warm) = self.first_runs(text, given.as_ref())?;
+        let prior = self.prior_runs(text);
+        let prior_runs = prior.len();
+        let (runs, warm) = self.first_runs(text, given.as_ref(), prior)?;
         let warm_checked = warm == WarmRun::Same;
         if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
             && runs.iter().all(crate::engine::verdict::out_of_memory)
@@ -260,6 +286,7 @@ impl Reduction<'_> {
             ratio,
             outcome,
             warm_checked,
+            prior_runs,
         })))
     }
 

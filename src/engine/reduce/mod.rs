@@ -33,7 +33,7 @@ use crate::engine::workers::Workers;
 use baseline::{Baseline, BaselineEnd};
 use control::Guard;
 
-pub use options::{Backend, Cache, Cluster, Execution, Options, connect};
+pub use options::{Backend, Cache, Cluster, Execution, Options, PriorRuns, connect};
 pub use output::{Divergence, PassRow, Summary};
 
 /// The least time a candidate gets, however fast the original.

@@ -36,6 +36,17 @@ pub struct Options {
     pub quiet: bool,
     /// Guard a mismatch with its control (see `verdict::Anchor`); off: the result is unguarded.
     pub control: bool,
+    /// Fresh runs of a script made before the reduction, with the same interpreter (`scrub
+    /// issue`'s reproduce step): when the script is the one reduced, its baseline counts
+    /// them as its own first runs instead of running it again.
+    pub prior: PriorRuns,
+}
+
+/// Fresh runs of `text` (see [`Options::prior`]).
+#[derive(Clone, Debug, Default)]
+pub struct PriorRuns {
+    pub text: String,
+    pub runs: Vec<crate::engine::process::Outcome>,
 }
 
 /// Where and how the candidates run: the part of the options that several reductions can
@@ -112,6 +123,7 @@ impl Options {
             minifier: crate::engine::minifier::Mode::Auto,
             quiet: false,
             control: true,
+            prior: PriorRuns::default(),
         }
     }
 }

@@ -223,8 +223,13 @@ impl Reduction<'_> {
             ));
         }
         run_dir.log(format!(
-            "attempts per candidate: {} (original reproduced {})",
-            ground.base.attempts, ground.base.ratio
+            "attempts per candidate: {} (original reproduced {}{})",
+            ground.base.attempts,
+            ground.base.ratio,
+            match ground.base.prior_runs {
+                0 => String::new(),
+                n => format!("; {n} of its runs were made before the reduction"),
+            }
         ));
         run_dir.log(format!(
             "timeout per candidate: {:.1} s, jobs: {}",
