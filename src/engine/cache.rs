@@ -2,7 +2,8 @@
 //!
 //! The key names every input that can change an outcome: the candidate text, the
 //! signature, the interpreter's identity, the environment knobs that change behaviour,
-//! how many attempts a flaky repro gets, and scrub's version. Disk entries are written
+//! how many attempts a flaky repro gets, scrub's version and the Python code that runs the
+//! candidates. Disk entries are written
 //! atomically (a temporary file renamed into place); an entry that cannot be read back is
 //! ignored and rewritten.
 
@@ -14,6 +15,14 @@ use dashmap::DashMap;
 use crate::engine::process::Outcome;
 
 pub type Key = [u8; 32];
+
+/// The Python sources that run candidates and their probes.
+const RUNNERS: [&str; 4] = [
+    crate::engine::zygote::SOURCE,
+    crate::engine::kinds::SOURCE,
+    crate::engine::probe::SOURCE,
+    crate::engine::minifier::FORKED_QUERIES,
+];
 
 pub struct Cache {
     memory: DashMap<Key, Outcome>,
@@ -28,6 +37,12 @@ impl Cache {
     pub fn new(dir: Option<PathBuf>, context: &[&str]) -> Cache {
         let mut hasher = blake3::Hasher::new();
         hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        // The code that runs a candidate decides its outcome too: a worker changed within a
+        // version (a fix of how deep a warm candidate may recurse) must not find the
+        // outcomes of the one before.
+        for runner in RUNNERS {
+            hasher.update(runner.as_bytes());
+        }
         for part in context {
             hasher.update(&(part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
