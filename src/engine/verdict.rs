@@ -233,6 +233,33 @@ impl Signature {
         }
     }
 
+    /// A `--sig` that `outcome` (the original's run, which matched it) shows, with the lines
+    /// of its message that name the failure under the first (see
+    /// [`crate::engine::naming`]): a substring of a header (`Constraints violated (dz)!`)
+    /// would also match the header over another failure's detail, a user's mistake the
+    /// reduction made (`You marked dz as dynamic but your code specialized it to be a
+    /// constant (1)` where the original showed the guard its code generated). The first line
+    /// stays the substring's to keep.
+    pub fn with_detail(self, outcome: &Outcome) -> Signature {
+        let Signature::Exception {
+            class,
+            substring,
+            names,
+        } = self
+        else {
+            return self;
+        };
+        let lines = match final_exception(&outcome.stderr) {
+            Some(exc) if names.lines.is_empty() => naming_lines(&exc.message),
+            _ => names.lines.clone(),
+        };
+        Signature::Exception {
+            class,
+            substring,
+            names: Names { lines, ..names },
+        }
+    }
+
     /// What the signature keeps besides its first line, one line each (see
     /// [`Names::describe`]); empty for a `--sig`.
     pub fn names(&self) -> Vec<String> {

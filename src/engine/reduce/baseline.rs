@@ -278,6 +278,10 @@ impl Reduction<'_> {
             .into_iter()
             .find(|o| same(o))
             .expect("a baseline that fails has a run that failed the same way");
+        let sig = match explicit {
+            true => self.with_detail(sig, &outcome),
+            false => sig,
+        };
         Ok(BaselineEnd::Fails(Box::new(Baseline {
             signature: sig,
             duration,
@@ -301,6 +305,19 @@ impl Reduction<'_> {
             self.console.say(format!("  {name}"));
         }
         Some(sig)
+    }
+
+    /// A given signature with the detail lines of the original's message (see
+    /// [`Signature::with_detail`]), said on the console when there are any.
+    fn with_detail(&self, sig: Signature, outcome: &Outcome) -> Signature {
+        let before = sig.names().len();
+        let sig = sig.with_detail(outcome);
+        for name in sig.names().iter().skip(before) {
+            self.console.say(format!(
+                "signature: {name} (a line under the one --sig matched, which candidates keep too)"
+            ));
+        }
+        sig
     }
 
     /// The attempts per candidate and the ratio of a flaky `text`, which failed as `sig` says
