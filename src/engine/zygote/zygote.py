@@ -577,25 +577,32 @@ REACH = reach()
 REACH_CODE = compile("REACH = reach()", "<scrub>", "exec")
 
 
-class Headroom:
-    """While it is entered, code run by `exec` from the caller's frame recurses as deep as in
-    `python script` (the zygote's frames are below it), and reads and sets the recursion limit
-    as there."""
-
-    def __enter__(self):
-        here = {"reach": reach}
+def headroom():
+    """Lets code run by `exec` from the caller's frame recurse as deep as in `python script`
+    (the zygote's frames are below it), and read and set the recursion limit as there;
+    returns what puts the limit back."""
+    here = {"reach": reach}
+    # Without a probe's hooks, which would be unset by the `RecursionError` reached in them.
+    hooks = sys.getprofile(), sys.gettrace()
+    sys.setprofile(None)
+    sys.settrace(None)
+    try:
         exec(REACH_CODE, here)
-        # Measured from here, one frame deeper than the caller's `exec`.
-        self.extra = extra = REACH - here["REACH"] - 1
-        self.saved = get, set_ = sys.getrecursionlimit, sys.setrecursionlimit
-        set_(get() + extra)
-        sys.getrecursionlimit = lambda: get() - extra
-        sys.setrecursionlimit = lambda limit: set_(limit + extra)
+    finally:
+        sys.setprofile(hooks[0])
+        sys.settrace(hooks[1])
+    # Measured from here, one frame deeper than the caller's `exec`.
+    extra = REACH - here["REACH"] - 1
+    get, set_ = sys.getrecursionlimit, sys.setrecursionlimit
+    set_(get() + extra)
+    sys.getrecursionlimit = lambda: get() - extra
+    sys.setrecursionlimit = lambda limit: set_(limit + extra)
 
-    def __exit__(self, *exc):
-        get, set_ = self.saved
+    def restore():
         sys.getrecursionlimit, sys.setrecursionlimit = get, set_
-        set_(get() - self.extra)
+        set_(get() - extra)
+
+    return restore
 
 
 def probe_code(path):
@@ -618,6 +625,7 @@ def execute(script, probe=None, ending=None):
     in place of the interpreter's end (joining non-daemon threads, the atexit handlers)."""
     code = 0
     prober = None
+    room = None
     if probe:
         try:
             prober = {"__name__": "scrub_probe", "__builtins__": builtins}
@@ -640,8 +648,8 @@ def execute(script, probe=None, ending=None):
             traceback.print_exception(type(exc), exc, None)
             return 1
         sys.modules["__main__"] = main
-        with Headroom():
-            exec(compiled, main.__dict__)
+        room = headroom()
+        exec(compiled, main.__dict__)
     except SystemExit as exc:
         code = exit_code(exc)
     except BaseException as exc:
@@ -666,6 +674,9 @@ def execute(script, probe=None, ending=None):
         # script, also where the script did not raise: a worker runs candidates after it.
         sys.settrace(None)
         sys.setprofile(None)
+    if room is not None:
+        # After the probe's hooks: the probe sees nothing of it.
+        room()
     try:
         if ending is not None:
             ending()
