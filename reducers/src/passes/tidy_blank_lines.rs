@@ -3,8 +3,9 @@
 //! ## What it removes
 //! Blank lines at the start and end of the script, every blank line that follows another
 //! one, and those right after a block's header (`class C:`, once deletion emptied the lines
-//! between it and its first statement), except inside multi-line strings, where blank lines
-//! are part of a value.
+//! between it and its first statement), and those between two imports at module level
+//! (`import torch`, a blank line, `import copy`: the imports read as one block), except inside
+//! multi-line strings, where blank lines are part of a value.
 //! One candidate.
 //!
 //! ## Example
@@ -23,7 +24,7 @@
 use super::helpers::multi_line_strings;
 use crate::edit::{Candidate, Edit};
 use crate::pass::{Pass, PassInfo, Phase};
-use crate::python::Script;
+use crate::python::{Script, Stmt, span};
 
 pub struct TidyBlankLines;
 
@@ -47,7 +48,13 @@ impl Pass for TidyBlankLines {
         let mut after_header = false;
         let mut run: Option<usize> = None;
         let mut at = 0;
+        let gaps = import_gaps(script);
+        edits.extend(gaps.iter().map(|g| Edit::delete(g.clone())));
         for line in text.split_inclusive('\n') {
+            if gaps.iter().any(|g| g.start <= at && at < g.end) {
+                at += line.len();
+                continue;
+            }
             let in_string = strings.iter().any(|r| r.start < at && at < r.end);
             let blank = !in_string && line.trim().is_empty();
             if blank && (previous_blank || after_header) {
@@ -83,6 +90,26 @@ impl Pass for TidyBlankLines {
     }
 }
 
+/// The blank lines between two module-level imports that follow each other, nothing but
+/// blank lines between them.
+fn import_gaps(script: &Script) -> Vec<std::ops::Range<usize>> {
+    let text = script.text();
+    let import = |s: &Stmt| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_));
+    script
+        .body()
+        .windows(2)
+        .filter(|w| import(&w[0]) && import(&w[1]))
+        .filter_map(|w| {
+            let end = span(&w[0]).end;
+            let start = text[end..].find('\n')? + end + 1;
+            let next = span(&w[1]).start;
+            let line_start = text[..next].rfind('\n').map_or(0, |i| i + 1);
+            (start < line_start && text[start..line_start].trim().is_empty())
+                .then_some(start..line_start)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +135,17 @@ mod tests {
         assert_eq!(
             tidy,
             "class M(nn.Module):\n    def forward(self, x):\n        return x\n\nM()\n"
+        );
+    }
+
+    #[test]
+    fn the_imports_read_as_one_block() {
+        let text = "import torch\n\nimport copy\nfrom os import path\n\n\nx = 1\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        let tidy = TidyBlankLines.candidates(&script)[0].apply(text).unwrap();
+        assert_eq!(
+            tidy,
+            "import torch\nimport copy\nfrom os import path\n\nx = 1\n"
         );
     }
 
