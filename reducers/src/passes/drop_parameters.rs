@@ -3,7 +3,8 @@
 //! ## What it removes
 //! A parameter of a module-level function, or of the `__init__` or `forward` of a module-level
 //! class, that the body never reads, goes from the `def`, and what each call passes for it goes
-//! too (by position or by keyword). For a function, the calls are those of its name; for
+//! too (by position or by keyword). For a function, the calls are those of its name and of what
+//! `torch.compile` makes of it (`torch.compile(f)(x)`); for
 //! `__init__`, those of the class's name (`Stage(cfg)`, read nowhere else); for `forward`,
 //! those of the class's instances: `C(…)(…)`, and `m(…)` or `m.forward(…)` for a name bound
 //! once to `C(…)` (or to `torch.compile` of it, or to `.eval()`, `.to(…)` and the like of
@@ -56,7 +57,7 @@ impl Pass for DropParameters {
         for stmt in script.body() {
             match stmt {
                 Stmt::FunctionDef(f) => {
-                    if let Some(uses) = found.calls_of(f.name.as_str(), span(stmt)) {
+                    if let Some(uses) = found.function_uses(f.name.as_str(), span(stmt)) {
                         candidates.extend(found.drops(f, stmt, 0, &uses));
                     }
                 }
@@ -322,6 +323,18 @@ impl<'a> Found<'a> {
             .collect()
     }
 
+    /// Where the function `name` defined at `def` gets its arguments: its calls, and those of
+    /// what `torch.compile` makes of it (`torch.compile(f)(x)`, `c = torch.compile(f)`), the
+    /// example inputs `torch.jit.trace` takes for it; `None` when it goes where this cannot
+    /// follow.
+    fn function_uses(&self, name: &str, def: Range<usize>) -> Option<Vec<Use<'a>>> {
+        let mut uses = Vec::new();
+        for read in self.reads_of(name, &def)? {
+            uses.extend(self.uses_of_read(read)?);
+        }
+        Some(uses)
+    }
+
     /// Where the instances of class `name` defined at `def` get the arguments of `forward`:
     /// `None` when an instance goes where this cannot follow.
     fn instance_uses(&self, name: &str, def: Range<usize>) -> Option<Vec<Use<'a>>> {
@@ -498,6 +511,24 @@ mod tests {
                 "def f(a, b):\n    return b\nf(1, 2)\nf(4, b=5)\n",
             ]
         );
+    }
+
+    #[test]
+    fn a_compiled_function_loses_its_unread_parameter_with_the_compiled_calls_argument() {
+        let text = "import torch\ndef f(x):\n    return torch.ones(2)\ntorch.compile(f, backend=\"inductor\")(torch.zeros(1))\n";
+        assert_eq!(
+            results(text),
+            [
+                "import torch\ndef f():\n    return torch.ones(2)\ntorch.compile(f, backend=\"inductor\")()\n"
+            ]
+        );
+        let bound = "import torch\ndef f(x, y):\n    return y\nc = torch.compile(f)\nc(1, 2)\n";
+        assert_eq!(
+            results(bound),
+            ["import torch\ndef f(y):\n    return y\nc = torch.compile(f)\nc(2)\n"]
+        );
+        let handed = "import torch\ndef f(x):\n    return 1\nrun(f, 2)\n";
+        assert!(results(handed).is_empty());
     }
 
     #[test]
