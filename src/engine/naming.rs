@@ -166,7 +166,9 @@ pub fn abstracted(line: &str) -> String {
             }
         })
         .collect();
-    collapse(&words.join(" "))
+    // TorchScript names a class it compiles again in one process `___torch_mangle_N.C`: a
+    // warm worker's later candidates, never a fresh process.
+    collapse(&words.join(" ").replace("___torch_mangle.", ""))
 }
 
 fn abstract_word(word: &str) -> String {
@@ -279,6 +281,18 @@ fn collapse(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_class_torchscript_compiled_again_is_named_as_the_first_time() {
+        assert_eq!(
+            abstracted(
+                "'__torch__.torch.nn.modules.container.___torch_mangle_3.ModuleList (of Python compilation unit at: 0x55)' object is not iterable:"
+            ),
+            abstracted(
+                "'__torch__.torch.nn.modules.container.ModuleList (of Python compilation unit at: 0x56)' object is not iterable:"
+            ),
+        );
+    }
 
     #[test]
     fn numbers_paths_addresses_and_generated_names_are_abstracted() {

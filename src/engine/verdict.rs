@@ -676,17 +676,25 @@ mod tests {
         let guard = "torch._dynamo.exc.UserError: Constraints violated (dz)!\n  - Not all values of dz satisfy the generated guard ((1 + z.size()[1]) // 2) != 1.";
         let special = "torch._dynamo.exc.UserError: Constraints violated (dz)!\n  - You marked dz as dynamic but your code specialized it to be a constant (1).";
         let given = Signature::parse("UserError: Constraints violated (dz)").unwrap();
-        assert_eq!(given.judge(&Outcome::exited(1, &traceback(special))), Verdict::Same);
+        assert_eq!(
+            given.judge(&Outcome::exited(1, &traceback(special))),
+            Verdict::Same
+        );
         let kept = given.with_detail(&Outcome::exited(1, &traceback(guard)));
         assert_eq!(kept.to_string(), "UserError: Constraints violated (dz)");
-        assert_eq!(kept.judge(&Outcome::exited(1, &traceback(guard))), Verdict::Same);
+        assert_eq!(
+            kept.judge(&Outcome::exited(1, &traceback(guard))),
+            Verdict::Same
+        );
         assert!(matches!(
             kept.judge(&Outcome::exited(1, &traceback(special))),
             Verdict::NearMiss(_)
         ));
         // A one-line message has no detail: the signature stays as given.
         let plain = Signature::parse("KeyError").unwrap();
-        let one = plain.clone().with_detail(&Outcome::exited(1, &traceback("KeyError: 'k'")));
+        let one = plain
+            .clone()
+            .with_detail(&Outcome::exited(1, &traceback("KeyError: 'k'")));
         assert_eq!(one, plain);
     }
 
