@@ -30,7 +30,7 @@ use crate::python::{Script, all_bodies, span};
 pub struct JoinLines;
 
 /// The longest line a joined statement may make, its indentation included.
-const WIDTH: usize = 88;
+pub(crate) const WIDTH: usize = 88;
 
 impl Pass for JoinLines {
     fn info(&self) -> PassInfo {

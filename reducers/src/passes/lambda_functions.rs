@@ -19,7 +19,8 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! A function that is decorated, `async`, has annotations, more than one statement (a
+//! A lambda that would push a line that fits in 88 columns past them (the `def` reads
+//! better); a function that is decorated, `async`, has annotations, more than one statement (a
 //! docstring counts), a statement other than `return e` or an expression, or that yields or
 //! awaits; a name defined or read more than once, or read anywhere but as an argument of a
 //! call in module-level code (a nested scope could see other names).
@@ -49,6 +50,15 @@ impl Pass for LambdaFunctions {
             let Some(read) = handed_over_once(script, f.name.as_str()) else {
                 continue;
             };
+            // A lambda that pushes a line that fits past the width a person writes stays a
+            // `def` (a line already longer gets no worse).
+            let text = script.text();
+            let width = super::join_lines::WIDTH;
+            if width_with(text, &read, &text[read.clone()]) <= width
+                && width_with(text, &read, &lambda) > width
+            {
+                continue;
+            }
             out.push(Candidate::new(
                 format!(
                     "write `{}` as `{}` at line {}",
@@ -64,6 +74,17 @@ impl Pass for LambdaFunctions {
         }
         out
     }
+}
+
+/// The width of the line that holds `range` in `text`, once `range` is `replacement`.
+fn width_with(text: &str, range: &std::ops::Range<usize>, replacement: &str) -> usize {
+    let start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[range.end..]
+        .find('\n')
+        .map_or(text.len(), |i| range.end + i);
+    text[start..range.start].chars().count()
+        + replacement.chars().count()
+        + text[range.end..end].chars().count()
 }
 
 /// `lambda PARAMETERS: e` for a function of one statement `return e` or `e`.
@@ -153,6 +174,12 @@ mod tests {
             candidate_texts(&LambdaFunctions, text),
             ["sorted(rows, key=lambda x, k=1: x[k])\n"]
         );
+    }
+
+    #[test]
+    fn a_lambda_that_would_not_fit_on_its_line_stays_a_def() {
+        let text = "import torch\ndef f(x):\n    return torch.mm(torch.mm(torch.prod(x) + x, torch.sum(x) + x), torch.sum(x) + x)\ntorch.compile(torch.func.jacfwd(f))(x)\n";
+        assert!(candidate_texts(&LambdaFunctions, text).is_empty());
     }
 
     #[test]
