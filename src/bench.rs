@@ -471,14 +471,7 @@ pub fn comparison(report: &Report, baseline: &Report) -> String {
     let mut out = String::from(
         "\n| case | final bytes (new ÷ old) | oracle calls (new ÷ old) | wall (new ÷ old) | ms per call (new, old) | same output | |\n|---|---|---|---|---|---|---|\n",
     );
-    for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
-        let Some(old) = baseline
-            .cases
-            .iter()
-            .find(|o| o.name == c.name && o.skipped.is_none())
-        else {
-            continue;
-        };
+    for (c, old) in pairs(report, baseline) {
         let ratio = |new: f64, old: f64| if old > 0.0 { new / old } else { 1.0 };
         let size = ratio(c.final_bytes as f64, old.final_bytes as f64);
         let calls = ratio(c.oracle_calls as f64, old.oracle_calls as f64);
@@ -508,6 +501,22 @@ pub fn comparison(report: &Report, baseline: &Report) -> String {
     out
 }
 
+/// Each case that ran in both reports, as (in `report`, in `baseline`).
+fn pairs<'a>(
+    report: &'a Report,
+    baseline: &'a Report,
+) -> impl Iterator<Item = (&'a CaseRow, &'a CaseRow)> {
+    let ran = |c: &&CaseRow| c.skipped.is_none();
+    report.cases.iter().filter(ran).filter_map(move |c| {
+        let old = baseline
+            .cases
+            .iter()
+            .filter(ran)
+            .find(|o| o.name == c.name)?;
+        Some((c, old))
+    })
+}
+
 /// The seconds a case spent on candidates: its wall time outside the fixed cost.
 fn candidate_seconds(row: &CaseRow) -> f64 {
     (row.wall_seconds - row.fixed_seconds()).max(0.0)
@@ -519,14 +528,7 @@ fn candidate_seconds(row: &CaseRow) -> f64 {
 /// is left out of what a warm worker saves per candidate.
 fn per_candidate(report: &Report, baseline: &Report) -> String {
     let (mut new, mut old) = ((0.0, 0), (0.0, 0));
-    for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
-        let Some(o) = baseline
-            .cases
-            .iter()
-            .find(|o| o.name == c.name && o.skipped.is_none())
-        else {
-            continue;
-        };
+    for (c, o) in pairs(report, baseline) {
         new = (new.0 + candidate_seconds(c), new.1 + c.oracle_calls);
         old = (old.0 + candidate_seconds(o), old.1 + o.oracle_calls);
     }

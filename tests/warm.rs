@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use scrub::corpus;
-use scrub::engine::process::{RunSpec, Status, run_script};
+use scrub::engine::process::{Outcome, RunSpec, Status, run_script};
 use scrub::engine::verdict::{Signature, Verdict};
 use scrub::engine::workers::Workers;
 
@@ -19,6 +19,23 @@ fn warm_workers(original: &Path, jobs: usize, gpus: Vec<String>) -> Workers {
     );
     workers.warm = Some(original.to_path_buf());
     workers
+}
+
+/// `script` run in a fresh process, and in a warm worker of `original`.
+fn cold_and_warm(original: &Path, script: &str) -> (Outcome, Outcome) {
+    let python = PathBuf::from(common::python());
+    let spec = RunSpec {
+        python: &python,
+        timeout: Duration::from_secs(20),
+        env: &[],
+        max_memory: None,
+    };
+    let cold = run_script(script, &spec).unwrap();
+    let warm = warm_workers(original, 1, vec![])
+        .run_all(&[script])
+        .remove(0)
+        .unwrap();
+    (cold, warm)
 }
 
 fn alive(pid: i32) -> bool {
@@ -148,21 +165,7 @@ fn a_warm_candidate_recurses_as_deep_as_a_cold_run() {
                   \x20   except RecursionError:\n\
                   \x20       return n\n\
                   print(down(0), sys.getrecursionlimit())\n";
-    let python = PathBuf::from(common::python());
-    let cold = run_script(
-        script,
-        &RunSpec {
-            python: &python,
-            timeout: Duration::from_secs(20),
-            env: &[],
-            max_memory: None,
-        },
-    )
-    .unwrap();
-    let warm = warm_workers(&original, 1, vec![])
-        .run_all(&[script])
-        .remove(0)
-        .unwrap();
+    let (cold, warm) = cold_and_warm(&original, script);
     assert_eq!(cold.status, Status::Exited(0), "{}", cold.stderr);
     assert_eq!(warm.stdout, cold.stdout);
 }
@@ -233,21 +236,7 @@ fn a_warm_child_sees_the_same_file_name_and_traceback_as_a_cold_run() {
     let original = dir.path().join("original.py");
     std::fs::write(&original, "import os\n").unwrap();
     let script = "import os\nprint(os.path.isabs(__file__), os.path.basename(__file__))\nraise KeyError('x')\n";
-    let python = PathBuf::from(common::python());
-    let cold = run_script(
-        script,
-        &RunSpec {
-            python: &python,
-            timeout: Duration::from_secs(20),
-            env: &[],
-            max_memory: None,
-        },
-    )
-    .unwrap();
-    let warm = warm_workers(&original, 1, vec![])
-        .run_all(&[script])
-        .remove(0)
-        .unwrap();
+    let (cold, warm) = cold_and_warm(&original, script);
     assert_eq!(warm.stdout, cold.stdout);
     let frames = |s: &str| {
         s.lines()

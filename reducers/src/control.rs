@@ -295,12 +295,34 @@ pub fn reference_calls(script: &Script) -> Vec<String> {
         operators: true,
         ..LibraryCalls::of(script)
     };
-    let mut out: Vec<String> = comparisons(script)
+    let out: Vec<String> = comparisons(script)
         .into_iter()
         .flat_map(|(_, reference)| calls.of_expr(reference))
         .collect();
-    out.sort();
-    out.dedup_by(|a, b| a == b && !a.starts_with("operator "));
+    each_call_once(out)
+}
+
+/// `calls` sorted, each call once and each operator as often as written (a softmax divides
+/// twice).
+fn each_call_once(mut calls: Vec<String>) -> Vec<String> {
+    calls.sort();
+    calls.dedup_by(|a, b| a == b && !is_operator(a));
+    calls
+}
+
+/// Whether a name of [`custom_calls`]' is an arithmetic operator's (see [`operator`]).
+pub fn is_operator(call: &str) -> bool {
+    call.starts_with("operator ")
+}
+
+/// How often each of `calls` is made.
+pub fn counted(
+    calls: impl IntoIterator<Item = String>,
+) -> std::collections::HashMap<String, usize> {
+    let mut out = std::collections::HashMap::new();
+    for call in calls {
+        *out.entry(call).or_insert(0) += 1;
+    }
     out
 }
 
@@ -317,14 +339,11 @@ pub fn custom_calls(script: &Script) -> Vec<String> {
         operators: true,
         ..LibraryCalls::of(script)
     };
-    let mut out: Vec<String> = comparisons(script)
+    let out: Vec<String> = comparisons(script)
         .into_iter()
         .flat_map(|(custom, _)| calls.of_expr(custom))
         .collect();
-    out.sort();
-    // An operator counts each time it is written: a softmax divides twice.
-    out.dedup_by(|a, b| a == b && !a.starts_with("operator "));
-    out
+    each_call_once(out)
 }
 
 /// How [`custom_calls`] names an arithmetic operator.
@@ -344,20 +363,13 @@ pub fn calls_made(script: &Script) -> std::collections::HashMap<String, usize> {
         .map(|(_, reference)| span(*reference))
         .collect();
     let imports = torch_imports(script);
-    let mut out = std::collections::HashMap::new();
-    for e in all_exprs(script.body()) {
+    counted(all_exprs(script.body()).into_iter().filter_map(|e| {
         let at = span(e);
-        if references
+        let in_reference = references
             .iter()
-            .any(|r| r.start <= at.start && at.end <= r.end)
-        {
-            continue;
-        }
-        if let Some(name) = call_name(&imports, e) {
-            *out.entry(name).or_insert(0) += 1;
-        }
-    }
-    out
+            .any(|r| r.start <= at.start && at.end <= r.end);
+        (!in_reference).then(|| call_name(&imports, e)).flatten()
+    }))
 }
 
 /// Of the `needed` calls (see [`custom_calls`]), the first that `made` (see [`calls_made`])

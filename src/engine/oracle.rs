@@ -114,21 +114,17 @@ impl Control {
         if self.suspect == Suspect::Custom {
             // A fix keeps the suspect compared even where its own code was inlined (and its
             // operators with it: only the library calls are looked for then).
+            use scrub_reducers::control::{compared_calls, counted, is_operator, reference_calls};
             let (kept, needed) = if self.fix.is_some() {
                 let calls: Vec<String> = (self.reference_calls.iter())
-                    .filter(|c| !c.starts_with("operator "))
+                    .filter(|c| !is_operator(c))
                     .cloned()
                     .collect();
-                (scrub_reducers::control::compared_calls(script), calls)
+                (compared_calls(script), calls)
             } else {
-                let kept = scrub_reducers::control::reference_calls(script);
-                (kept, self.reference_calls.clone())
+                (reference_calls(script), self.reference_calls.clone())
             };
-            let mut counts = std::collections::HashMap::new();
-            for call in kept {
-                *counts.entry(call).or_insert(0) += 1;
-            }
-            if let Some(call) = scrub_reducers::control::missing_call(&needed, &counts) {
+            if let Some(call) = scrub_reducers::control::missing_call(&needed, &counted(kept)) {
                 return Some(format!("the reference no longer makes each {call}"));
             }
             if scrub_reducers::control::hollow_customs(script) > self.hollow_customs {
