@@ -16,42 +16,51 @@ use scrub::engine::verdict::Signature;
 /// would give another result than fresh processes do.
 #[test]
 fn every_corpus_case_reduces_within_its_bound_and_warm_as_cold() {
-    let cases = corpus::load(&repo_root().join("corpus")).unwrap();
-    assert!(cases.len() >= 12, "the corpus has {} cases", cases.len());
-    let submodules = |c: &&Case| c.spec.exercises.iter().any(|e| e == "submodule-imports");
-    assert!(cases.iter().filter(submodules).count() >= 2);
-    let filter = corpus_filter();
+    reduce_queued_cases();
+}
+
+/// Takes cases from the same queue as the test above, so that two reductions run side by side.
+#[test]
+fn every_corpus_case_reduces_within_its_bound_and_warm_as_cold_beside_the_other_test() {
+    reduce_queued_cases();
+}
+
+/// The pure cases that `SCRUB_CORPUS_FILTER` names (tests/torch.rs runs the torch ones
+/// against the pinned venv).
+fn queue() -> &'static Queue {
+    static QUEUE: std::sync::OnceLock<Queue> = std::sync::OnceLock::new();
+    QUEUE.get_or_init(|| {
+        let cases = corpus::load(&repo_root().join("corpus")).unwrap();
+        assert!(cases.len() >= 12, "the corpus has {} cases", cases.len());
+        let submodules = |c: &&Case| c.spec.exercises.iter().any(|e| e == "submodule-imports");
+        assert!(cases.iter().filter(submodules).count() >= 2);
+        let filter = corpus_filter();
+        Queue::new(
+            cases
+                .into_iter()
+                .filter(|c| c.name.contains(&filter) && c.spec.needs.is_empty())
+                .rev()
+                .collect(),
+        )
+    })
+}
+
+fn reduce_queued_cases() {
     let python = Path::new(&python()).to_path_buf();
-    let mut failures = Vec::new();
-    for case in cases.iter().filter(|c| c.name.contains(&filter)) {
-        if !case.spec.needs.is_empty() {
-            // The torch cases: tests/torch.rs runs them against the pinned venv.
-            continue;
+    queue().drain(|case| {
+        let warm = reduce_case(case, &python)?;
+        let cold = reduce_case_with(case, &python, &["--cold"])?;
+        if warm.summary["warm"] != true {
+            return Err("not reduced warm".into());
         }
-        let both = reduce_case(case, &python).and_then(|warm| {
-            let cold = reduce_case_with(case, &python, &["--cold"])?;
-            Ok((warm, cold))
-        });
-        match both {
-            Ok((warm, _)) if warm.summary["warm"] != true => {
-                eprintln!("{:<28} FAILED: not reduced warm", case.name);
-                failures.push(case.name.clone());
-            }
-            Ok((warm, cold)) if warm.result != cold.result => {
-                eprintln!(
-                    "{:<28} FAILED: warm and cold differ\n--- warm\n{}--- cold\n{}",
-                    case.name, warm.result, cold.result
-                );
-                failures.push(case.name.clone());
-            }
-            Ok((warm, _)) => eprintln!("{}", warm.row),
-            Err(why) => {
-                eprintln!("{:<28} FAILED: {why}", case.name);
-                failures.push(case.name.clone());
-            }
+        if warm.result != cold.result {
+            return Err(format!(
+                "warm and cold differ\n--- warm\n{}--- cold\n{}",
+                warm.result, cold.result
+            ));
         }
-    }
-    assert!(failures.is_empty(), "failed: {failures:?}");
+        Ok(warm.row)
+    });
 }
 
 #[test]

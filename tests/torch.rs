@@ -174,49 +174,55 @@ const COMPILE: &str = "torch.compile → eager";
 const TRANSFORM: &str = "a transform → the code it transforms, run plainly";
 const CUSTOM: &str = "the script's own computation → the reference it is compared with";
 
-// Two tests, so that the two halves of the corpus run side by side: the minifier's queries
-// and the cold runs around a reduction keep one core busy at a time.
+// Two tests that take the cases from one queue, so that two reductions run side by side
+// until the last: the minifier's queries and the cold runs around a reduction keep one core
+// busy at a time.
 
 #[test]
-fn every_inductor_case_reduces_to_its_bound_and_keeps_its_bug() {
-    reduce_torch_cases(inductor);
+fn every_torch_case_reduces_to_its_bound_and_keeps_its_bug() {
+    reduce_queued_cases();
 }
 
 #[test]
-fn every_other_torch_case_reduces_to_its_bound_and_keeps_its_bug() {
-    reduce_torch_cases(|case| !inductor(case));
+fn every_torch_case_reduces_to_its_bound_and_keeps_its_bug_beside_the_other_test() {
+    reduce_queued_cases();
 }
 
-fn inductor(case: &Case) -> bool {
-    case.spec.exercises.iter().any(|e| e == "inductor")
+/// The torch cases that `SCRUB_CORPUS_FILTER` names, longest first (those that compile, with
+/// inductor first), for the two tests above to take one at a time.
+fn queue() -> &'static Queue {
+    static QUEUE: std::sync::OnceLock<Queue> = std::sync::OnceLock::new();
+    QUEUE.get_or_init(|| {
+        let filter = corpus_filter();
+        let mut cases: Vec<Case> = torch_cases()
+            .into_iter()
+            .filter(|c| c.name.contains(&filter))
+            .collect();
+        let exercises =
+            |c: &Case, what: &[&str]| c.spec.exercises.iter().any(|e| what.contains(&e.as_str()));
+        // Taken from the end.
+        cases.sort_by_key(|c| {
+            (
+                exercises(c, &["inductor"]),
+                exercises(c, &["compile", "torch.compile", "dynamo", "export"]),
+            )
+        });
+        Queue::new(cases)
+    })
 }
 
-/// Reduces the torch cases that `which` picks (and `SCRUB_CORPUS_FILTER` names) with
-/// `--exhaustive`, each to its bound and keeping its bug.
-fn reduce_torch_cases(which: impl Fn(&Case) -> bool) {
+/// Reduces the cases it takes from the queue with `--exhaustive`, each to its bound and
+/// keeping its bug.
+fn reduce_queued_cases() {
     let Some(python) = torch_python() else { return };
-    let filter = corpus_filter();
-    let mut failures = Vec::new();
-    for case in torch_cases()
-        .iter()
-        .filter(|c| which(c) && c.name.contains(&filter))
-    {
-        match reduce_case(case, &python) {
-            Ok(reduced) => {
-                eprintln!("{}", reduced.row);
-                let lost = lost(case, &reduced, &python);
-                if !lost.is_empty() {
-                    eprintln!("{}: {lost:?}\n{}", case.name, reduced.result);
-                    failures.push(case.name.clone());
-                }
-            }
-            Err(why) => {
-                eprintln!("{:<28} FAILED: {why}", case.name);
-                failures.push(case.name.clone());
-            }
+    queue().drain(|case| {
+        let reduced = reduce_case(case, &python)?;
+        let lost = lost(case, &reduced, &python);
+        match lost.is_empty() {
+            true => Ok(reduced.row),
+            false => Err(format!("{lost:?}\n{}", reduced.result)),
         }
-    }
-    assert!(failures.is_empty(), "failed: {failures:?}");
+    });
 }
 
 /// How `reduced`, which fails the same way within its bound, is not the bug of `case`'s

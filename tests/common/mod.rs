@@ -370,3 +370,34 @@ pub fn misjudged(
     }
     out
 }
+
+/// Corpus cases for tests that take them one at a time from one list, so that two tests
+/// reduce side by side until the last case (a reduction alone leaves a core idle in its
+/// serial stages: the original's runs, the final fresh check).
+pub struct Queue(std::sync::Mutex<Vec<Case>>);
+
+impl Queue {
+    /// The cases, taken from the last one.
+    pub fn new(cases: Vec<Case>) -> Queue {
+        Queue(std::sync::Mutex::new(cases))
+    }
+
+    /// Checks each case it takes with `check` (`Ok` with its figures row, or why it failed)
+    /// until none is left, then fails with the names of those that failed.
+    pub fn drain(&self, check: impl Fn(&Case) -> Result<String, String>) {
+        let mut failures = Vec::new();
+        loop {
+            // Taken in a statement of its own: the lock is not held while the case runs.
+            let next = self.0.lock().unwrap().pop();
+            let Some(case) = next else { break };
+            match check(&case) {
+                Ok(row) => eprintln!("{row}"),
+                Err(why) => {
+                    eprintln!("{:<28} FAILED: {why}", case.name);
+                    failures.push(case.name.clone());
+                }
+            }
+        }
+        assert!(failures.is_empty(), "failed: {failures:?}");
+    }
+}
