@@ -160,9 +160,10 @@ const TRANSFORMS: &[(&str, Option<&str>)] = &[
     ("torch.jit.trace", None),
 ];
 
-/// `vmap(f)` run plainly: `f` applied to each sample of its arguments (their first
-/// dimension), the results stacked when they are tensors.
-const VMAP: &str = "(lambda *a: (lambda r: __import__('torch').stack(r) if all(isinstance(t, __import__('torch').Tensor) for t in r) else r)([({f})(*s) for s in zip(*a)]))";
+/// `vmap(f)` run plainly: `f` applied to each sample of its arguments (the first dimension
+/// of each tensor in them, followed into dicts, lists and tuples as `vmap` does), the
+/// results' tensors stacked.
+const VMAP: &str = "(lambda *a: (lambda P, T: (lambda l, d: (lambda r: P.tree_map(lambda *x: T.stack(x) if all(isinstance(t, T.Tensor) for t in x) else list(x), *r) if r else r)([({f})(*P.tree_unflatten(list(s), d)) for s in zip(*l)]))(*P.tree_flatten(a)))(__import__('torch.utils._pytree').utils._pytree, __import__('torch')))";
 
 /// Every call of a transform of [`TRANSFORMS`] replaced by its plain counterpart, every such
 /// decorator dropped; `None` when the script has none. A `vmap` with more than the function
@@ -1238,7 +1239,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            vmapped.contains("[(lambda l: torch.autograd.grad(l, w))(*s) for s in zip(*a)]"),
+            vmapped.contains("[(lambda l: torch.autograd.grad(l, w))(*P.tree_unflatten(list(s), d)) for s in zip(*l)]"),
             "{vmapped}"
         );
         assert_eq!(

@@ -5,7 +5,8 @@
 # The failing path is the traceback. Each place where a frame of the script calls a frame
 # outside it is a call into a library: the report gives, for each, the library function
 # (`FILE:FUNCTION`, FILE relative to site-packages or the standard library) and the kind of
-# each of its arguments as the library received them. Where the exception was raised inside a
+# each of its arguments as the library received them (on Python 3.11+, only those the
+# script's call bound: not a parameter left to its default). Where the exception was raised inside a
 # call the script made into code without a Python frame (a builtin, a C extension), the call at
 # the script's innermost line is one too, with the arguments the script wrote as names,
 # attributes, subscripts and constants. The innermost call also gives the number of
@@ -15,7 +16,9 @@
 # defines: `script:` and its first base that the script does not define), the names of the
 # classes above it (`mro`), for a value with a `dtype` its family and for one with
 # `requires_grad` and `layout` (a tensor) what decides which code runs on it (`p`), and for a
-# list, tuple, set or dict the kinds of its items (`items`, each kind once). The report is the
+# list, tuple, set or dict the kinds of its items (`items`, each kind once); an `nn.Sequential`
+# gives the kinds of its layers too (`layers`, each kind once): one of them may stand where it
+# stood, as the layer it wrapped once the others are gone. The report is the
 # last stderr line, after "scrub-kinds: ". A number the failing call received that its message
 # quotes (`int() with base 10`) is part of its kind (`v`): the signature abstracts numbers so
 # that sizes may shrink, but a number the call was given and the message names is the call.
@@ -36,6 +39,8 @@ STORES = False
 # How deep containers are followed, and how many of their items are looked at.
 DEPTH = 3
 ITEMS = 16
+# The container whose layers may each stand where it stood.
+SEQUENTIAL = "torch.nn.modules.container.Sequential"
 
 
 # The attributes the script sets, by the id of the value it set them on (see `Stores`), each
@@ -186,6 +191,17 @@ def kind(value, script, depth=0, quoted=()):
             if k not in seen:
                 seen.append(k)
         out["items"] = seen
+    if depth < DEPTH and out["c"] == SEQUENTIAL:
+        try:
+            children = list(value.children())[:ITEMS]
+        except Exception:
+            children = []
+        layers = []
+        for child in children:
+            k = kind(child, script, depth + 1)
+            if k not in layers:
+                layers.append(k)
+        out["layers"] = layers
     if type(value) in (int, float) and repr(value) in quoted:
         out["v"] = repr(value)
     return out
@@ -271,18 +287,43 @@ def evaluated(node, frame):
         return False, None
 
 
-def arguments(frame, script, quoted):
-    """The kinds of the arguments of a library frame, by parameter name."""
+def arguments(frame, script, quoted, call=None):
+    """The kinds of the arguments of a library frame, by parameter name. With the script's
+    `call` of it, only those the call bound: a parameter it left to its default holds the
+    library's own state by the time of the failure (`deepcopy`'s `memo`), not a value the
+    script handed over."""
     code = frame.f_code
     count = code.co_argcount + code.co_kwonlyargcount
     names = list(code.co_varnames[:count])
+    bound = bound_by(call, names[:code.co_argcount])
     if code.co_flags & 0x04:
         names.append(code.co_varnames[count])
         count += 1
     if code.co_flags & 0x08:
         names.append(code.co_varnames[count])
+    if bound is not None:
+        # `*args` and `**kwargs` take what the named parameters did not.
+        bound.update(names[code.co_argcount + code.co_kwonlyargcount:])
     local = frame.f_locals
-    return {name: kind(local[name], script, quoted=quoted) for name in names if name in local}
+    return {
+        name: kind(local[name], script, quoted=quoted)
+        for name in names
+        if name in local and (bound is None or name in bound)
+    }
+
+
+def bound_by(call, positional_names):
+    """The parameters `call` binds among a function's: its keywords, and as many positional
+    parameters as it writes arguments (one more for an implicit `self` or `cls`); `None` when
+    that cannot be told (no call, `*args` or `**kwargs` in it)."""
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    implicit = 1 if positional_names[:1] in (["self"], ["cls"]) else 0
+    bound = set(positional_names[:len(call.args) + implicit])
+    bound.update(k.arg for k in call.keywords)
+    return bound
 
 
 def written(call, frame, script, quoted):
@@ -370,10 +411,11 @@ def report(exc, path):
         if inner is not None and not mine(inner):
             code = inner.f_code
             name = getattr(code, "co_qualname", code.co_name)
+            call = call_at(frame, source)
             calls.append({
                 "at": "%s:%s" % (library(code.co_filename), name),
-                "args": arguments(inner, "__main__", quoted),
-                "positional": positional(call_at(frame, source)),
+                "args": arguments(inner, "__main__", quoted, call),
+                "positional": positional(call),
             })
         elif inner is None:
             call = call_at(frame, source)

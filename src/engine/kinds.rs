@@ -112,6 +112,9 @@ pub struct Kind {
     /// For the failing call, a number it received that its message quotes (`base 10`).
     #[serde(rename = "v", default)]
     pub value: Option<String>,
+    /// For an `nn.Sequential`, the kinds of its layers, each kind once.
+    #[serde(default)]
+    pub layers: Vec<Kind>,
 }
 
 /// The calls into libraries that the run in `outcome` (under [`SOURCE`]) reported; `None`
@@ -199,10 +202,14 @@ impl Kind {
     /// the script defines, an instance of its base or a library subclass of it (a wrapper
     /// module inlined into the layer it wraps, a `Thread` subclass that adds nothing to the
     /// bug), unless that base is `object` (`object()` where a config stood); the same tensor
-    /// properties; the same number where the failing call's message quoted it; and a
-    /// container's items each admitted by one of the original's.
+    /// properties; the same number where the failing call's message quoted it; a
+    /// container's items each admitted by one of the original's; and where an `nn.Sequential`
+    /// stood, what one of its layers admits (the layer it wrapped, once the others are gone).
     pub fn admits(&self, other: &Kind) -> bool {
         if self.class == "None" || other.class == "None" {
+            return true;
+        }
+        if self.layers.iter().any(|layer| layer.admits(other)) {
             return true;
         }
         if self.value.is_some() && self.value != other.value {
@@ -341,6 +348,27 @@ mod tests {
     }
 
     #[test]
+    fn a_parameter_the_scripts_call_left_to_its_default_is_not_compared() {
+        // By the failure, `deepcopy`'s `memo` holds the copies made so far: the library's
+        // state, which differs with what was copied before, not a value the script passed.
+        let bad = "import copy\nclass Bad:\n    def __deepcopy__(self, memo):\n        raise AttributeError('cannot copy')\n";
+        let original = calls_of(&format!(
+            "{bad}copy.deepcopy([[1, 2], {{'a': 1}}, Bad()])\n"
+        ));
+        let deepcopy = original
+            .iter()
+            .find(|c| c.at == "copy.py:deepcopy")
+            .unwrap();
+        let args: Vec<&String> = deepcopy.args.keys().collect();
+        assert_eq!(args, ["x"], "{original:?}");
+        let alone = calls_of(&format!("{bad}copy.deepcopy([Bad()])\n"));
+        assert_eq!(changed(&original, &alone), None);
+        let passed = calls_of(&format!("{bad}copy.deepcopy([Bad()], {{}})\n"));
+        let args: Vec<&String> = passed[0].args.keys().collect();
+        assert_eq!(args, ["memo", "x"], "{passed:?}");
+    }
+
+    #[test]
     fn a_failing_builtin_call_that_lost_a_positional_argument_changed() {
         let original = calls_of("import math\nx, y = 3.0, -1.0\nmath.log(x, y)\n");
         assert_eq!(original[0].at, "math.log");
@@ -395,6 +423,27 @@ mod tests {
     }
 
     #[test]
+    fn a_layer_of_a_sequential_may_stand_where_it_stood() {
+        let module = |class: &str| Kind {
+            class: class.into(),
+            mro: vec!["torch.nn.modules.module.Module".into()],
+            props: vec![],
+            items: None,
+            value: None,
+            layers: vec![],
+        };
+        let linear = module("torch.nn.modules.linear.Linear");
+        let sequential = Kind {
+            layers: vec![linear.clone(), module("torch.nn.modules.activation.ReLU")],
+            ..module("torch.nn.modules.container.Sequential")
+        };
+        assert!(sequential.admits(&linear));
+        assert!(sequential.admits(&sequential));
+        assert!(!sequential.admits(&module("torch.nn.modules.conv.Conv2d")));
+        assert!(!linear.admits(&sequential));
+    }
+
+    #[test]
     fn a_library_subclass_may_stand_for_the_scripts_subclass_of_its_base_but_not_an_object() {
         let own = Kind {
             class: "script:torch.nn.modules.module.Module".into(),
@@ -402,6 +451,7 @@ mod tests {
             props: vec![],
             items: None,
             value: None,
+            layers: vec![],
         };
         let linear = Kind {
             class: "torch.nn.modules.linear.Linear".into(),
@@ -409,6 +459,7 @@ mod tests {
             props: vec![],
             items: None,
             value: None,
+            layers: vec![],
         };
         let bare = Kind {
             class: "torch.nn.modules.module.Module".into(),
@@ -416,6 +467,7 @@ mod tests {
             props: vec![],
             items: None,
             value: None,
+            layers: vec![],
         };
         assert!(own.admits(&linear));
         assert!(own.admits(&bare));

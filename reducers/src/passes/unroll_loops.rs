@@ -28,7 +28,9 @@
 //! element meets the code that reads it. The element must read the variable once, or every
 //! item be a literal or a name (an item is never computed twice). Over a display of one
 //! element this is the display of one: `[torch.nn.ModuleList() for ch in (1,)]` (a config's
-//! one channel, propagated) becomes `[torch.nn.ModuleList()]`.
+//! one channel, propagated) becomes `[torch.nn.ModuleList()]`. A `range(n)` of a literal
+//! count counts as the display `(0, …, n - 1)`: `[nn.Linear(2, 1) for _ in range(1)]` becomes
+//! `[nn.Linear(2, 1)]`.
 //!
 //! ## When it cannot apply
 //! Loops with an `else`, `async for`, and bodies with a `break` or `continue` of this loop;
@@ -131,7 +133,7 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         if generator.is_async || !generator.ifs.is_empty() {
             continue;
         }
-        let Some((names, items)) = rows(&generator.target, &generator.iter) else {
+        let Some((names, items)) = rows(script, &generator.target, &generator.iter) else {
             continue;
         };
         if items.is_empty() || items.len() > MAX_UNROLLED {
@@ -166,8 +168,7 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
                     .collect()
             })
             .collect();
-        let simple = |e: &Expr| crate::python::is_literal(e) || matches!(e, Expr::Name(_));
-        if (0..names.len()).any(|i| reads[i].len() > 1 && !items.iter().all(|row| simple(row[i]))) {
+        if (0..names.len()).any(|i| reads[i].len() > 1 && !items.iter().all(|row| row[i].simple)) {
             continue;
         }
         let elt_range = span(elt[0]).start..span(elt[elt.len() - 1]).end;
@@ -175,11 +176,10 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
         for row in &items {
             let mut edits = Vec::new();
             for (item, ranges) in row.iter().zip(&reads) {
-                let value = script.operand(item);
                 edits.extend(
                     ranges
                         .iter()
-                        .map(|r| Edit::replace(r.clone(), value.clone())),
+                        .map(|r| Edit::replace(r.clone(), item.code.clone())),
                 );
             }
             let Some(code) = crate::edit::apply_edits_within(text, elt_range.clone(), &edits)
@@ -212,10 +212,31 @@ fn comprehensions(script: &Script) -> Vec<Candidate> {
     out
 }
 
+/// A value a comprehension's name takes: its code, and whether it is a literal or a name
+/// (which may be written more than once: nothing is computed twice).
+struct Item {
+    code: String,
+    simple: bool,
+}
+
+impl Item {
+    fn of(script: &Script, e: &Expr) -> Item {
+        Item {
+            code: script.operand(e),
+            simple: crate::python::is_literal(e) || matches!(e, Expr::Name(_)),
+        }
+    }
+}
+
 /// The names a comprehension's `target` binds and, for each item of `iter`, the value each
-/// takes: a name over a display, or names over `zip` of displays (up to the shortest) or over
-/// a display of tuples of as many elements.
-fn rows<'a>(target: &'a Expr, iter: &'a Expr) -> Option<(Vec<&'a str>, Vec<Vec<&'a Expr>>)> {
+/// takes: a name over a display or over `range(n)` of a literal `n` (at most
+/// [`MAX_UNROLLED`]), or names over `zip` of displays (up to the shortest) or over a display
+/// of tuples of as many elements.
+fn rows<'a>(
+    script: &Script,
+    target: &'a Expr,
+    iter: &'a Expr,
+) -> Option<(Vec<&'a str>, Vec<Vec<Item>>)> {
     let display = |e: &'a Expr| -> Option<&'a [Expr]> {
         let elts = match e {
             Expr::List(l) => &l.elts[..],
@@ -226,10 +247,18 @@ fn rows<'a>(target: &'a Expr, iter: &'a Expr) -> Option<(Vec<&'a str>, Vec<Vec<&
         (!elts.iter().any(|i| matches!(i, Expr::Starred(_)))).then_some(elts)
     };
     if let Expr::Name(name) = target {
-        let items = display(iter)?;
+        let items: Vec<Item> = match range_count(iter) {
+            Some(n) => (0..n)
+                .map(|i| Item {
+                    code: i.to_string(),
+                    simple: true,
+                })
+                .collect(),
+            None => display(iter)?.iter().map(|i| Item::of(script, i)).collect(),
+        };
         return Some((
             vec![name.id.as_str()],
-            items.iter().map(|i| vec![i]).collect(),
+            items.into_iter().map(|i| vec![i]).collect(),
         ));
     }
     let Expr::Tuple(tuple) = target else {
@@ -266,14 +295,32 @@ fn rows<'a>(target: &'a Expr, iter: &'a Expr) -> Option<(Vec<&'a str>, Vec<Vec<&
                     _ => None,
                 })
                 .collect::<Option<Vec<_>>>()?;
-            return Some((names, rows.iter().map(|r| r.iter().collect()).collect()));
+            let rows = rows
+                .iter()
+                .map(|r| r.iter().map(|e| Item::of(script, e)).collect())
+                .collect();
+            return Some((names, rows));
         }
     };
     let len = columns.iter().map(|c| c.len()).min()?;
     let rows = (0..len)
-        .map(|i| columns.iter().map(|c| &c[i]).collect())
+        .map(|i| columns.iter().map(|c| Item::of(script, &c[i])).collect())
         .collect();
     Some((names, rows))
+}
+
+/// `n` of `range(n)` with a literal `n` from 1 to [`MAX_UNROLLED`].
+fn range_count(iter: &Expr) -> Option<usize> {
+    let Expr::Call(call) = iter else { return None };
+    let is_range = matches!(&*call.func, Expr::Name(f) if f.id.as_str() == "range");
+    let [Expr::NumberLiteral(n)] = call.arguments.args.as_ref() else {
+        return None;
+    };
+    if !is_range || !call.arguments.keywords.is_empty() {
+        return None;
+    }
+    let n = n.value.as_int()?.as_usize()?;
+    (1..=MAX_UNROLLED).contains(&n).then_some(n)
 }
 
 /// How many elements between the first and the last of a literal are tried.
@@ -402,6 +449,11 @@ mod tests {
         assert_eq!(texts, ["b = [f(a)]\n"]);
         let texts = candidate_texts(&UnrollLoops, "s = sum(x for x in (a,))\n");
         assert_eq!(texts, ["s = sum((a,))\n"]);
+        let texts = candidate_texts(&UnrollLoops, "ms = [nn.Linear(2, i) for i in range(2)]\n");
+        assert_eq!(texts, ["ms = [nn.Linear(2, 0), nn.Linear(2, 1)]\n"]);
+        let texts = candidate_texts(&UnrollLoops, "ms = [M() for _ in range(1)]\n");
+        assert_eq!(texts, ["ms = [M()]\n"]);
+        assert!(candidate_texts(&UnrollLoops, "ms = [M() for _ in range(n)]\n").is_empty());
     }
 
     #[test]
