@@ -236,15 +236,30 @@ pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Re
         ));
     }
     let lines = scrub_reducers::count_lines(&result);
+    // Where the time went, stage by stage (`baseline 2.1 passes 5.0 …`).
+    let stages: Vec<String> = summary["stage_seconds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|lap| lap["seconds"].as_f64().unwrap_or(0.0) >= 0.1)
+        .map(|lap| {
+            format!(
+                "{} {}",
+                lap["stage"].as_str().unwrap_or("?"),
+                lap["seconds"]
+            )
+        })
+        .collect();
     let row = format!(
-        "{:<28} {:>4} -> {:>3} lines  {:>5} calls  {:>4} hits  {:>6.1} s  bound {}",
+        "{:<28} {:>4} -> {:>3} lines  {:>5} calls  {:>4} hits  {:>6.1} s  bound {}  ({})",
         case.name,
         summary["original_lines"],
         lines,
         summary["oracle_calls"],
         summary["cache_hits"],
         summary["wall_seconds"].as_f64().unwrap_or(0.0),
-        case.spec.bound
+        case.spec.bound,
+        stages.join(", ")
     );
     if lines > case.spec.bound {
         return Err(format!("{row}: over the bound:\n{result}"));
