@@ -167,8 +167,10 @@ pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
         }
         // The failing call of a builtin (its arguments read where the script wrote them) keeps
         // the keywords it was given: `np.array(objs, dtype=object)` is another call without
-        // its dtype, as it is with one positional argument less.
-        if before.positional.is_some() && call.positional.is_some() {
+        // its dtype, as it is with one positional argument less. (A function with a Python
+        // frame, `FILE:FUNCTION`, takes its default for a keyword left out.)
+        let builtin = |c: &Call| !c.at.contains(".py:");
+        if before.positional.is_some() && call.positional.is_some() && builtin(call) {
             let lost = before.args.iter().find(|(name, kind)| {
                 !name.chars().all(|c| c.is_ascii_digit())
                     && kind.class != "None"
