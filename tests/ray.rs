@@ -228,8 +228,10 @@ fn ray_actors_give_the_same_result_as_local_workers_at_every_jobs_in_reduce_and_
         let sig = case.spec.signature.as_str();
         let (local, _) = reduce(&python, &script, sig, &["--jobs", "2"]).unwrap();
         for jobs in ["1", "2", "8"] {
-            let (local_n, _) = reduce(&python, &script, sig, &["--jobs", jobs]).unwrap();
-            assert_eq!(local_n, local, "{name}: local --jobs {jobs}");
+            if jobs != "2" {
+                let (local_n, _) = reduce(&python, &script, sig, &["--jobs", jobs]).unwrap();
+                assert_eq!(local_n, local, "{name}: local --jobs {jobs}");
+            }
             let (on_ray, log) = reduce(
                 &python,
                 &script,
