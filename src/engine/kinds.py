@@ -184,27 +184,26 @@ def kind(value, script, depth=0, quoted=()):
     if props:
         out["p"] = props
     if depth < DEPTH and isinstance(value, (list, tuple, set, frozenset, dict)):
-        items = list(value.values() if isinstance(value, dict) else value)[:ITEMS]
-        seen = []
-        for item in items:
-            k = kind(item, script, depth + 1)
-            if k not in seen:
-                seen.append(k)
-        out["items"] = seen
+        out["items"] = distinct(value.values() if isinstance(value, dict) else value, script, depth)
     if depth < DEPTH and out["c"] == SEQUENTIAL:
         try:
-            children = list(value.children())[:ITEMS]
+            children = list(value.children())
         except Exception:
             children = []
-        layers = []
-        for child in children:
-            k = kind(child, script, depth + 1)
-            if k not in layers:
-                layers.append(k)
-        out["layers"] = layers
+        out["layers"] = distinct(children, script, depth)
     if type(value) in (int, float) and repr(value) in quoted:
         out["v"] = repr(value)
     return out
+
+
+def distinct(values, script, depth):
+    """The kinds of the first `ITEMS` of `values`, each kind once."""
+    kinds = []
+    for value in list(values)[:ITEMS]:
+        k = kind(value, script, depth + 1)
+        if k not in kinds:
+            kinds.append(k)
+    return kinds
 
 
 def properties(value):
