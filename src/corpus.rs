@@ -32,6 +32,10 @@ pub struct CaseSpec {
     /// error, a detail line or the cause, which a derived signature keeps.
     #[serde(default)]
     pub keeps: Vec<String>,
+    /// Code the result must still hold: the suspect, where a misuse of the library fails with
+    /// the same message without it (a dimension marked dynamic shrunk to 1).
+    #[serde(default)]
+    pub keeps_code: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -20,6 +20,7 @@ pub mod rungs;
 pub mod scopes;
 pub mod tautology;
 pub mod torch;
+pub mod unbuilt;
 pub mod zeros;
 
 pub use crash::{Computed, Crash, Frame};

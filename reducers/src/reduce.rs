@@ -952,6 +952,12 @@ struct Rules {
     /// How many constructions of the script's dataclasses do not fit their fields: a
     /// candidate may not have more (see [`crate::passes::misfit_constructions`]).
     misfits: usize,
+    /// How many `__init__`s of subclasses do not build their base: a candidate may not have
+    /// more (see [`crate::unbuilt`]).
+    unbuilt: usize,
+    /// How many sizes of a script that marks them dynamic are 0 or 1: a candidate may not
+    /// have more (see [`crate::passes::unit_sizes`]).
+    unit_sizes: usize,
     /// The checks that compare two computations, by the library calls each side reaches: a
     /// candidate keeps comparing them (see [`crate::compared`]).
     compared: Vec<crate::compared::Sides>,
@@ -979,6 +985,8 @@ impl Rules {
                     .collect()
             },
             misfits: crate::passes::misfit_constructions(current),
+            unbuilt: crate::unbuilt::unbuilt_inits(current),
+            unit_sizes: crate::passes::unit_sizes(current),
             compared: crate::compared::compared(current, message),
             message: message.map(str::to_string),
         }
@@ -991,6 +999,8 @@ impl Rules {
             .any(|name| self.bound_names.contains(name))
             && empty_checks(candidate) <= self.empty_checks
             && crate::passes::misfit_constructions(candidate) <= self.misfits
+            && crate::unbuilt::unbuilt_inits(candidate) <= self.unbuilt
+            && crate::passes::unit_sizes(candidate) <= self.unit_sizes
             && kinds::module_values(candidate) <= self.module_values
             && crate::compared::keeps(&self.compared, candidate, self.message.as_deref())
             && self

@@ -17,14 +17,15 @@ use std::ops::Range;
 use crate::python::{Expr, Script, Stmt, all_bodies, child_bodies, exprs_of, is_literal, span};
 use crate::scopes::Scopes;
 
-/// How many `assert` statements of `script` check nothing: those that test only constants
+/// How many `assert` statements of `script`, and calls of torch's own asserts (see
+/// [`torch_checks`]), check nothing: those that test only constants
 /// (literals, names whose every binding assigns a constant or defines a function or class or
 /// imports a module (and builtins), calls of functions that return only constants, and
 /// attributes, operators, comparisons, subscripts and displays of those), and those whose
 /// message shows computed names of which the test reads none (`assert Fraction(), f"got
 /// {total}"`: the message shows the computation, the test no longer checks it).
 pub fn constant_asserts(script: &Script) -> usize {
-    let asserts: Vec<(&Expr, Option<&Expr>)> = all_bodies(script.body())
+    let mut asserts: Vec<(&Expr, Option<&Expr>)> = all_bodies(script.body())
         .into_iter()
         .flatten()
         .filter_map(|s| match s {
@@ -32,6 +33,7 @@ pub fn constant_asserts(script: &Script) -> usize {
             _ => None,
         })
         .collect();
+    asserts.extend(torch_checks(script));
     if asserts.is_empty() {
         return 0;
     }
@@ -46,6 +48,37 @@ pub fn constant_asserts(script: &Script) -> usize {
                 })
         })
         .count()
+}
+
+/// The test and message of each of torch's own asserts (`torch._check(x.numel() > 0, lambda:
+/// "…")`, `torch._assert`): an `assert` by another name, whose constant test
+/// (`torch._check(0, …)`) checks nothing either.
+fn torch_checks(script: &Script) -> Vec<(&Expr, Option<&Expr>)> {
+    const CHECKS: [&str; 6] = [
+        "torch._check",
+        "torch._check_index",
+        "torch._check_value",
+        "torch._check_type",
+        "torch._check_not_implemented",
+        "torch._assert",
+    ];
+    let imports = crate::torch::torch_imports(script);
+    if imports.is_empty() {
+        return Vec::new();
+    }
+    crate::python::all_exprs(script.body())
+        .into_iter()
+        .filter_map(|expr| {
+            let Expr::Call(call) = expr else { return None };
+            let path = crate::torch::torch_path(&imports, &call.func)?;
+            let [test, rest @ ..] = call.arguments.args.as_ref() else {
+                return None;
+            };
+            CHECKS
+                .contains(&path.as_str())
+                .then_some((test, rest.first()))
+        })
+        .collect()
 }
 
 /// How many checks of `script` check nothing: asserts on constants (see [`constant_asserts`]),
@@ -497,6 +530,19 @@ mod tests {
 
     fn uncallable(text: &str) -> usize {
         uncallable_calls(&Script::parse(text, PythonVersion::PY311).unwrap())
+    }
+
+    #[test]
+    fn a_torch_check_of_a_constant_checks_nothing() {
+        let check = |test: &str| {
+            count(&format!(
+                "import torch\ndef f(x):\n    torch._check({test}, lambda: \"x must have elements\")\n"
+            ))
+        };
+        assert_eq!(check("0"), 1);
+        assert_eq!(check("False"), 1);
+        assert_eq!(check("x.numel() > 0"), 0);
+        assert_eq!(count("_check(0)\n"), 0, "not torch's");
     }
 
     #[test]

@@ -125,3 +125,28 @@ fn side<'a>(e: &'a Expr, bindings: &[(&str, &'a Expr)]) -> &'a Expr {
         _ => e,
     }
 }
+
+/// Whether the script marks sizes dynamic (`torch.export`'s `dynamic_shapes` and `Dim`,
+/// `torch._dynamo.mark_dynamic`, `torch.compile(dynamic=True)`): torch takes a size of 0 or 1
+/// as the constant it is (0/1 specialization), so a dimension marked dynamic that shrank to 1
+/// fails with "specialized it to be a constant", a misuse the original did not make.
+pub fn marks_dynamic(script: &Script) -> bool {
+    let imports = torch_imports(script);
+    if imports.is_empty() {
+        return false;
+    }
+    all_exprs(script.body()).into_iter().any(|expr| match expr {
+        Expr::Call(call) => {
+            call.arguments.keywords.iter().any(|k| {
+                k.arg.as_ref().is_some_and(|arg| {
+                    arg.as_str() == "dynamic_shapes"
+                        || (arg.as_str() == "dynamic"
+                            && matches!(&k.value, Expr::BooleanLiteral(b) if b.value))
+                })
+            }) || torch_path(&imports, &call.func).is_some_and(|path| {
+                path.ends_with("mark_dynamic") || path.ends_with(".Dim") || path.ends_with(".dims")
+            })
+        }
+        _ => false,
+    })
+}

@@ -235,6 +235,11 @@ pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Re
             outcome.stderr
         ));
     }
+    if let Some(lost) = case.spec.keeps_code.iter().find(|k| !result.contains(*k)) {
+        return Err(format!(
+            "the result no longer holds {lost:?}, the suspect (another bug):\n{result}"
+        ));
+    }
     let lines = scrub_reducers::count_lines(&result);
     // Where the time went, stage by stage (`baseline 2.1 passes 5.0 …`).
     let stages: Vec<String> = summary["stage_seconds"]

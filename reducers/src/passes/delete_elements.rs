@@ -3,7 +3,8 @@
 //! ## What it removes
 //! For every display with two or more elements, all but the first at once (from three on),
 //! then each element alone with its comma, the longest first. A dict entry goes with its key;
-//! a tuple left with one element keeps a trailing comma.
+//! a tuple left with one element keeps a trailing comma, but for a subscript's index (`x[:,
+//! 0]` → `x[0]`).
 //!
 //! ## Example
 //! ```python
@@ -36,7 +37,19 @@ impl Pass for DeleteElements {
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
         let mut out = Vec::new();
-        for expr in all_exprs(script.body()) {
+        let exprs = all_exprs(script.body());
+        // The indices of subscripts written as bare tuples (`x[:, 0]`).
+        let indices: Vec<Range<usize>> = exprs
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Subscript(s) => match s.slice.as_ref() {
+                    Expr::Tuple(t) if !t.parenthesized => Some(span(&*s.slice)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        for expr in exprs {
             let (kind, items): (&str, Vec<Range<usize>>) = match expr {
                 Expr::List(l) => ("list", l.elts.iter().map(span).collect()),
                 Expr::Tuple(t) => ("tuple", t.elts.iter().map(span).collect()),
@@ -58,8 +71,13 @@ impl Pass for DeleteElements {
                 continue;
             }
             let line = line_of(text, span(expr).start);
-            // A tuple left with one element needs its trailing comma to stay a tuple.
-            let comma = if kind == "tuple" { "," } else { "" };
+            // A tuple left with one element needs its trailing comma to stay a tuple, but
+            // for a subscript's index: `x[0]` is what a person writes, not `x[0,]`.
+            let comma = if kind == "tuple" && !indices.contains(&span(expr)) {
+                ","
+            } else {
+                ""
+            };
             let (first, last) = (&items[0], &items[items.len() - 1]);
             if items.len() > 2 {
                 out.push(Candidate::new(
@@ -96,6 +114,19 @@ mod tests {
     fn a_one_element_list_is_not_emptied() {
         assert!(candidate_texts(&DeleteElements, "torch.tensor([[1.0]])\n").is_empty());
         assert!(candidate_texts(&DeleteElements, "a = (x,)\nb = {k: v}\nc = {s}\n").is_empty());
+    }
+
+    #[test]
+    fn an_index_left_with_one_element_has_no_comma() {
+        let texts = candidate_texts(&DeleteElements, "y = x[:, 0]\nt = (a, b)\n");
+        assert!(
+            texts.contains(&"y = x[0]\nt = (a, b)\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"y = x[:, 0]\nt = (b,)\n".to_string()),
+            "{texts:?}"
+        );
     }
 
     #[test]

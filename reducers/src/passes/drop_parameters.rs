@@ -4,7 +4,8 @@
 //! A parameter of a module-level function, or of the `__init__` or `forward` of a module-level
 //! class, that the body never reads, goes from the `def`, and what each call passes for it goes
 //! too (by position or by keyword). For a function, the calls are those of its name and of what
-//! `torch.compile` makes of it (`torch.compile(f)(x)`); for
+//! `torch.compile` makes of it (`torch.compile(f)(x)`), or `vmap` without `in_dims`
+//! (`vmap(f)(x)`); for
 //! `__init__`, those of the class's name (`Stage(cfg)`, read nowhere else); for `forward`,
 //! those of the class's instances: `C(…)(…)`, and `m(…)` or `m.forward(…)` for a name bound
 //! once to `C(…)` (or to `torch.compile` of it, or to `.eval()`, `.to(…)` and the like of
@@ -411,6 +412,18 @@ impl<'a> Found<'a> {
         let last = callee.rsplit('.').next().unwrap_or(callee);
         match last {
             "compile" => self.uses_of_instance(span(call)),
+            // `vmap(f)(a, b)` hands `f` the slices of `a` and `b` at their places; `in_dims`
+            // would name places too.
+            "vmap"
+                if call.arguments.args.len() == 1
+                    && call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .all(|k| k.arg.as_ref().is_some_and(|a| a.as_str() != "in_dims")) =>
+            {
+                self.uses_of_instance(span(call))
+            }
             "export" | "export_for_training" | "trace" => {
                 let Some(Expr::Tuple(inputs)) = call.arguments.args.get(1) else {
                     return None;
@@ -529,6 +542,17 @@ mod tests {
         );
         let handed = "import torch\ndef f(x):\n    return 1\nrun(f, 2)\n";
         assert!(results(handed).is_empty());
+    }
+
+    #[test]
+    fn a_function_handed_to_vmap_loses_its_unread_parameter_with_the_mapped_calls_argument() {
+        let texts = results("def loss(p, x, t):\n    return x[:, 0]\nvmap(loss)(p, x, t)\n");
+        assert!(
+            texts.contains(&"def loss(x):\n    return x[:, 0]\nvmap(loss)(x)\n".to_string()),
+            "{texts:?}"
+        );
+        let dims = "def loss(p, x):\n    return x\nvmap(loss, in_dims=(None, 0))(p, x)\n";
+        assert!(results(dims).is_empty());
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //!
 //! ## When it cannot apply
 //! - What the pair encloses spans lines, is a number before a `.` (`(1).real`), a `yield`,
-//!   an `await`, a `:=` or a `lambda` where it stands alone, or is the pair's own tuple or
+//!   an `await`, a `:=`, or a `lambda` where it stands alone but as a call's argument, or is the pair's own tuple or
 //!   generator.
 //! - The pair is a call's or a class's argument list.
 //! - The script without them would not parse.
@@ -160,9 +160,11 @@ fn standing_alone(body: &[Stmt], exprs: &[&Expr]) -> HashSet<usize> {
             _ => {}
         }
     }
+    // A call's argument ends at its comma or parenthesis, a lambda's body too.
+    let mut arguments: Vec<&Expr> = Vec::new();
     for expr in exprs {
         match expr {
-            Expr::Call(c) => alone.extend(
+            Expr::Call(c) => arguments.extend(
                 c.arguments
                     .args
                     .iter()
@@ -188,6 +190,16 @@ fn standing_alone(body: &[Stmt], exprs: &[&Expr]) -> HashSet<usize> {
                     | Expr::Starred(_)
             )
         })
+        .chain(arguments.into_iter().filter(|e| {
+            !matches!(
+                e,
+                Expr::Yield(_)
+                    | Expr::YieldFrom(_)
+                    | Expr::Await(_)
+                    | Expr::Named(_)
+                    | Expr::Starred(_)
+            )
+        }))
         .map(|e| e.start().to_usize())
         .collect()
 }
@@ -206,6 +218,14 @@ mod tests {
         assert_eq!(
             dropped("if (x):\n    return (y.sum() + 1)\nf((a), (1 - b))\nz = (a + b) * 2\n"),
             ["if x:\n    return y.sum() + 1\nf(a, 1 - b)\nz = (a + b) * 2\n"]
+        );
+    }
+
+    #[test]
+    fn a_lambda_handed_to_a_call_leaves_its_parentheses() {
+        assert_eq!(
+            dropped("f = jacrev((lambda t: g(t)))\nh = (lambda: 1)\n"),
+            ["f = jacrev(lambda t: g(t))\nh = (lambda: 1)\n"]
         );
     }
 

@@ -16,8 +16,9 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Names and literals have no sub-expressions; starred and slice sub-expressions are
-//! skipped, and so is a constant that would be a statement alone (`print(0)` → `0`, `limit
+//! Names and literals have no sub-expressions; an attribute that is called keeps its
+//! spelling (`pb.raw()` never becomes `pb()`, which calls another object); starred and
+//! slice sub-expressions are skipped, and so is a constant that would be a statement alone (`print(0)` → `0`, `limit
 //! = 0` → `0`): it does nothing, deletion removes it, and in a block of its own it would
 //! stay as `class Config: 0` where deletion leaves `pass`; nor is a walrus the value of an
 //! assignment kept alone (`name = (n := pick())` → `n := pick()` is no statement). An assignment or `del` target is
@@ -29,7 +30,8 @@
 //! no control guards such a check, and `assert total(items) == 18831` → `assert items ==
 //! 18831` would compare something else (a torch check keeps its control). A tensor
 //! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`): an argument keeps
-//! its kind, and a float where a function takes a tensor is no code a person writes.
+//! its kind, and a float where a function takes a tensor is no code a person writes. Nor does
+//! a list of one string become the string (`["k"]`), which iterates over its characters.
 
 use super::helpers::{dedup, is_target, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of};
@@ -65,8 +67,23 @@ impl Pass for HoistExpressions {
                 _ => None,
             })
             .collect();
+        // Where an attribute is called (`pb.raw()`): it keeps its whole spelling. `pb()`
+        // or `super()()` calls another object, which no one writes: a failure that survives
+        // it (a `TypeError` the bug does not need) is not the original's call.
+        let callees: Vec<std::ops::Range<usize>> = exprs
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(_)) => {
+                    Some(span(&*c.func))
+                }
+                _ => None,
+            })
+            .collect();
         for &expr in &exprs {
             let outer = span(expr);
+            if callees.contains(&outer) {
+                continue;
+            }
             let constructor = makes_tensor(&imports, expr);
             if is_display(expr)
                 && tensor_data
@@ -102,6 +119,17 @@ impl Pass for HoistExpressions {
                 }
                 // A tensor stays a tensor: `torch.tensor(0.5)` never becomes `0.5`.
                 if constructor && (is_literal(child) || is_display(child)) {
+                    continue;
+                }
+                // A list of one string is not that string (`["k"]` → `"k"`): iterating the
+                // string gives its characters, which stand for the list by accident, and a
+                // pandas column list is another lookup than its name.
+                if matches!(expr, Expr::List(_) | Expr::Tuple(_) | Expr::Set(_))
+                    && matches!(
+                        child,
+                        Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
+                    )
+                {
                     continue;
                 }
                 // A statement that is a constant alone does nothing (`class Config: 0`):
@@ -404,6 +432,7 @@ fn children(expr: &Expr) -> Vec<&Expr> {
             .iter()
             .flat_map(|p| p.iter_non_variadic_params())
             .filter_map(|p| p.default.as_deref())
+            .chain(forwarded(lambda))
             .collect(),
         // `[*xs]` offers `xs`, and `[e for …][i]` and `[a, b][i]` their elements: what
         // unrolling a loop over a computed iterable leaves (`[*[Slot for i in r]][0]`).
@@ -437,6 +466,42 @@ fn children(expr: &Expr) -> Vec<&Expr> {
         }
         _ => direct_children(expr),
     }
+}
+
+/// The function a lambda only forwards its parameters to, in order (`lambda t: f(t)` →
+/// `f`), when it reads none of them: what a person hands over in its place.
+fn forwarded(lambda: &ast::ExprLambda) -> Option<&Expr> {
+    let Expr::Call(call) = lambda.body.as_ref() else {
+        return None;
+    };
+    let mut names = Vec::new();
+    if let Some(parameters) = lambda.parameters.as_deref() {
+        if parameters.vararg.is_some()
+            || parameters.kwarg.is_some()
+            || !parameters.kwonlyargs.is_empty()
+        {
+            return None;
+        }
+        for p in parameters.iter_non_variadic_params() {
+            if p.default.is_some() {
+                return None;
+            }
+            names.push(p.parameter.name.as_str());
+        }
+    }
+    let passed: Vec<&str> = call
+        .arguments
+        .args
+        .iter()
+        .map(|a| match a {
+            Expr::Name(n) => n.id.as_str(),
+            _ => "",
+        })
+        .collect();
+    let reads = crate::python::exprs_of(&call.func)
+        .iter()
+        .any(|e| matches!(e, Expr::Name(n) if names.contains(&n.id.as_str())));
+    (call.arguments.keywords.is_empty() && passed == names && !reads).then_some(&*call.func)
 }
 
 /// `expr` when it reads none of the names that the comprehension's `for`s bind.
@@ -646,6 +711,58 @@ mod tests {
             !texts
                 .iter()
                 .any(|t| t.contains("x = f\n") || t.contains("z = m.g\n")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_lambda_that_only_forwards_gives_its_function() {
+        let texts = results("j = jacrev(lambda t: F.normalize(t))\n");
+        assert!(
+            texts.contains(&"j = jacrev(F.normalize)\n".to_string()),
+            "{texts:?}"
+        );
+        for other in [
+            "lambda t: f(t, 1)",
+            "lambda t, u: f(u, t)",
+            "lambda t: t.f(t)",
+        ] {
+            let texts = results(&format!("j = g({other})\n"));
+            assert!(
+                !texts
+                    .iter()
+                    .any(|t| t.contains("g(f)") || t.contains("g(t.f)")),
+                "{other}: {texts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_list_of_one_string_stays_a_list() {
+        let texts = results("context = [\"k\"]\ncols = df[[\"a\"]]\n");
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("= \"k\"") || t.contains("df[\"a\"]")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_called_attribute_keeps_its_spelling() {
+        let texts = results(
+            "pb.raw()
+super().__eq__(other)
+",
+        );
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("pb()") || t.contains("super()()")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&"pb\nsuper().__eq__(other)\n".to_string()),
             "{texts:?}"
         );
     }

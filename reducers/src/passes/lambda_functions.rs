@@ -9,6 +9,11 @@
 //! over. The lambda returns the value of an expression statement, where the function
 //! returned `None`: the oracle judges whether the failure cares.
 //!
+//! A function without parameters that only makes one call, handed to `torch.compile` whose
+//! result is called at once with nothing (`def step(): return Net()(x)`,
+//! `torch.compile(step)()`), has that call's callee compiled instead, with its arguments:
+//! `torch.compile(Net())(x)`.
+//!
 //! ## Example
 //! ```python
 //! def one(loss):                       # before
@@ -50,6 +55,21 @@ impl Pass for LambdaFunctions {
             let Some(read) = handed_over_once(script, f.name.as_str()) else {
                 continue;
             };
+            if let Some(compiled) = compiled_call(script, f, &read) {
+                out.push(Candidate::new(
+                    format!(
+                        "compile the call `{}` that `{}` makes, at line {}",
+                        short(script.slice(compiled.call)),
+                        f.name,
+                        line_of(script.text(), read.start)
+                    ),
+                    vec![
+                        Edit::replace(read.clone(), script.slice(&*compiled.call.func).to_string()),
+                        Edit::replace(compiled.arguments, compiled.passed.to_string()),
+                        delete_stmt(script, body, i, true),
+                    ],
+                ));
+            }
             // A lambda that pushes a line that fits past the width a person writes stays a
             // `def` (a line already longer gets no worse).
             let text = script.text();
@@ -74,6 +94,57 @@ impl Pass for LambdaFunctions {
         }
         out
     }
+}
+
+/// The one call a function without parameters makes (`def step(): return Net()(x)`), when
+/// the function is handed to `torch.compile` and what that makes is called at once with no
+/// arguments (`torch.compile(step)()`): the call's callee is compiled instead, and the call's
+/// arguments go to the compiled call (`torch.compile(Net())(x)`), the wrapper a person does
+/// not write.
+struct Compiled<'a> {
+    call: &'a ast::ExprCall,
+    /// The compiled call's empty argument list.
+    arguments: std::ops::Range<usize>,
+    /// The call's arguments, in parentheses.
+    passed: &'a str,
+}
+
+fn compiled_call<'a>(
+    script: &'a Script,
+    f: &'a ast::StmtFunctionDef,
+    read: &std::ops::Range<usize>,
+) -> Option<Compiled<'a>> {
+    if !f.parameters.is_empty() || !f.decorator_list.is_empty() || f.is_async {
+        return None;
+    }
+    let Some(Expr::Call(call)) = (match &f.body[..] {
+        [Stmt::Return(ast::StmtReturn { value: Some(v), .. })] => Some(&**v),
+        [Stmt::Expr(e)] => Some(&*e.value),
+        _ => None,
+    }) else {
+        return None;
+    };
+    let imports = crate::torch::torch_imports(script);
+    all_exprs(script.body()).into_iter().find_map(|expr| {
+        let Expr::Call(outer) = expr else { return None };
+        let Expr::Call(compile) = outer.func.as_ref() else {
+            return None;
+        };
+        let handed = compile
+            .arguments
+            .args
+            .first()
+            .is_some_and(|a| span(a) == *read);
+        (handed
+            && outer.arguments.is_empty()
+            && crate::torch::torch_path(&imports, &compile.func).as_deref()
+                == Some("torch.compile"))
+        .then(|| Compiled {
+            call,
+            arguments: span(&outer.arguments),
+            passed: script.slice(&call.arguments),
+        })
+    })
 }
 
 /// The width of the line that holds `range` in `text`, once `range` is `replacement`.
@@ -164,6 +235,25 @@ mod tests {
             [
                 "import torch\n\ntorch.vmap(lambda loss: torch.autograd.grad(loss, params))(losses)\n"
             ]
+        );
+    }
+
+    #[test]
+    fn a_compiled_function_that_only_calls_compiles_its_callee() {
+        let text = "import torch\ndef step():\n    return Net()(torch.ones(2))\ntorch.compile(step, backend=\"eager\")()\n";
+        assert!(
+            candidate_texts(&LambdaFunctions, text).contains(
+                &"import torch\ntorch.compile(Net(), backend=\"eager\")(torch.ones(2))\n"
+                    .to_string()
+            ),
+            "{:?}",
+            candidate_texts(&LambdaFunctions, text)
+        );
+        let called = "import torch\ndef step():\n    return Net()(x)\ntorch.compile(step)(y)\n";
+        assert!(
+            !candidate_texts(&LambdaFunctions, called)
+                .iter()
+                .any(|t| t.contains("Net())"))
         );
     }
 

@@ -12,7 +12,10 @@
 //! below its value; once that holds, the next try goes on down from there. In a script that
 //! compares tensors (an accuracy check) sizes stop at 2: over a dimension of 1 a mean is its
 //! input and a variance is undefined, and computations that differ agree there by accident
-//! (`layer_norm` of one element is its bias, and so is a broken normalization).
+//! (`layer_norm` of one element is its bias, and so is a broken normalization). So do they in
+//! a script that marks sizes dynamic (`torch.export`'s `dynamic_shapes`, `mark_dynamic`,
+//! `torch.compile(dynamic=True)`): torch specializes a size of 1, and a dimension marked
+//! dynamic that shrank to 1 fails for that misuse, whatever the original's bug was.
 //!
 //! Sizes that must agree are changed together, before any one of them alone:
 //! - when one value sits in several size positions (1024 in `torch.randn(8, 1024)` and in
@@ -75,11 +78,12 @@ impl Pass for ShrinkDims {
             return Vec::new();
         }
         let text = script.text();
-        let smallest = if crate::torch::compares_tensors(script) {
-            2
-        } else {
-            1
-        };
+        let smallest =
+            if crate::torch::compares_tensors(script) || crate::torch::marks_dynamic(script) {
+                2
+            } else {
+                1
+            };
         let mut sizes = Vec::new();
         let mut names = Vec::new();
         for expr in all_exprs(script.body()) {
@@ -167,6 +171,33 @@ impl Pass for ShrinkDims {
         dedup(&mut out);
         out
     }
+}
+
+/// In a script that marks sizes dynamic (see [`crate::torch::marks_dynamic`]), how many
+/// sizes torch builds tensors and layers with are literals of 0 or 1: a candidate may not have
+/// more (any pass's: `shrink_values` may make a `2` a `1` too), since torch takes those as
+/// constants and fails for that misuse whatever the original's bug was. 0 elsewhere.
+pub(crate) fn unit_sizes(script: &Script) -> usize {
+    if !crate::torch::marks_dynamic(script) {
+        return 0;
+    }
+    let imports = torch_imports(script);
+    let mut count = 0;
+    for expr in all_exprs(script.body()) {
+        let Expr::Call(call) = expr else { continue };
+        let mut leaves = Vec::new();
+        for argument in size_arguments(call, torch_path(&imports, &call.func).as_deref()) {
+            size_leaves(argument, &mut leaves);
+        }
+        count += leaves
+            .iter()
+            .filter(|leaf| {
+                matches!(leaf, Expr::NumberLiteral(n)
+                    if matches!(&n.value, ast::Number::Int(i) if i.as_u64().is_some_and(|v| v <= 1)))
+            })
+            .count();
+    }
+    count
 }
 
 /// The targets tried for `value`: `smallest`, and the largest of the others below it. Once
@@ -344,6 +375,37 @@ mod tests {
                 "import torch\nx = torch.randn(8)\nassert torch.allclose(f(x), g(x))\n"
             ]
         );
+    }
+
+    #[test]
+    fn sizes_of_a_script_that_marks_them_dynamic_stop_at_two() {
+        for marks in [
+            "torch.export.export(M(), (x,), dynamic_shapes={\"x\": {0: Dim(\"n\")}})",
+            "torch._dynamo.mark_dynamic(x, 0)",
+            "torch.compile(f, dynamic=True)(x)",
+        ] {
+            let text = format!(
+                "import torch\nfrom torch.export import Dim\nx = torch.randn(16)\n{marks}\n"
+            );
+            let sizes: Vec<String> = results(&text)
+                .iter()
+                .map(|r| r.lines().nth(2).unwrap_or_default().to_string())
+                .collect();
+            assert_eq!(
+                sizes,
+                ["x = torch.randn(2)", "x = torch.randn(8)"],
+                "{marks}"
+            );
+        }
+        let plain = "import torch\nx = torch.randn(16)\ntorch.compile(f, dynamic=False)(x)\n";
+        assert!(results(plain).iter().any(|r| r.contains("torch.randn(1)")));
+        let units = |size: &str| {
+            let text = format!(
+                "import torch\nx = torch.randn({size}, 4)\ntorch._dynamo.mark_dynamic(x, 0)\n"
+            );
+            unit_sizes(&Script::parse(&text, crate::python::PythonVersion::PY311).unwrap())
+        };
+        assert_eq!((units("2"), units("1")), (0, 1));
     }
 
     #[test]

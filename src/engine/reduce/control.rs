@@ -67,6 +67,13 @@ impl Reduction<'_> {
         let Some(suspect) = found.map(|i| suspects[i].0) else {
             let note = format!("no control of the original passes ({})", failed.join("; "));
             if !custom {
+                if !mismatch {
+                    // The suspect replaced, the original still fails: say so where the
+                    // result is read, not only in the log.
+                    self.console.warn(format!(
+                        "control: {note}: the failure may be the script's own mistake, not its suspect's"
+                    ));
+                }
                 return Ok(unguarded(note));
             }
             return self.unguarded_custom(note);
