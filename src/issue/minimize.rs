@@ -31,6 +31,9 @@ pub struct Minimized {
     pub failure: Vec<String>,
     /// Why the result is unguarded (no control passed on the original), when it is.
     pub unguarded: Option<String>,
+    /// How the original failed with its suspect replaced by the reference, when it did (see
+    /// `reduce::Summary::fails_without_suspect`).
+    pub fails_without_suspect: Option<String>,
     /// The simplifications the failure survived (PyTorch repros).
     pub ladder: Vec<Rung>,
     /// What ran before scrub's passes (PyTorch's minifier), with its figures.
@@ -100,6 +103,7 @@ pub fn minimize(
                 verified: summary.verified,
                 failure: Vec::new(),
                 unguarded: summary.unguarded.then(|| summary.control_note.clone()),
+                fails_without_suspect: summary.fails_without_suspect,
                 ladder: summary.ladder,
                 stages: summary.stages,
                 text: result,

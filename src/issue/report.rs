@@ -206,6 +206,15 @@ fn minimized_section(issue_text: &str, m: &Minimized) -> String {
     if let Some(q) = quoted(&m.failure) {
         out.push_str(&format!("\nIt fails with:\n{q}"));
     }
+    if let Some(how) = m
+        .fails_without_suspect
+        .as_ref()
+        .filter(|_| m.unguarded.is_none())
+    {
+        out.push_str(&format!(
+            "\nWith its suspect replaced the original fails too ({how}): the failure may be the script's own mistake rather than a bug there.\n"
+        ));
+    }
     if let Some(why) = &m.unguarded {
         out.push_str(&format!(
             "\nThis result is unguarded: {why}. Nothing run checked that it is the same bug as the original's; compare it with the original before relying on it.\n"
@@ -532,6 +541,7 @@ mod tests {
                 "  while tracing line 4".into(),
             ],
             unguarded: None,
+            fails_without_suspect: None,
             ladder,
             stages: Vec::new(),
             text: result.into(),

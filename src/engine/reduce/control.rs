@@ -20,6 +20,9 @@ pub(super) struct Guard {
     pub(super) unguarded: bool,
     /// What the log says about it.
     pub(super) note: String,
+    /// How the original failed with each suspect replaced by its reference, when none of those
+    /// controls passed: the failure may be the script's own mistake.
+    pub(super) fails_without_suspect: Option<String>,
 }
 
 impl Reduction<'_> {
@@ -41,6 +44,7 @@ impl Reduction<'_> {
                 control: None,
                 unguarded: mismatch,
                 note,
+                fails_without_suspect: None,
             }
         };
         if !self.options.control {
@@ -74,7 +78,10 @@ impl Reduction<'_> {
                         "control: {note}: the failure may be the script's own mistake, not its suspect's"
                     ));
                 }
-                return Ok(unguarded(note));
+                return Ok(Guard {
+                    fails_without_suspect: Some(failed.join("; ")),
+                    ..unguarded(note)
+                });
             }
             return self.unguarded_custom(note);
         };
@@ -104,6 +111,7 @@ impl Reduction<'_> {
             }),
             unguarded: false,
             note,
+            fails_without_suspect: None,
         })
     }
 
@@ -126,6 +134,7 @@ impl Reduction<'_> {
                 ),
                 control: Some(Control::new(Suspect::Custom, Some(fix), start, version)),
                 unguarded: false,
+                fails_without_suspect: None,
             });
         }
         let note =
@@ -136,6 +145,7 @@ impl Reduction<'_> {
             control: Some(Control::unrun(start, version)),
             unguarded: true,
             note,
+            fails_without_suspect: None,
         })
     }
 

@@ -51,6 +51,10 @@ pub struct Summary {
     pub unguarded: bool,
     /// How the control was chosen, or why there is none (as `run.log` says it).
     pub control_note: String,
+    /// How the original failed with each suspect replaced by its reference (`torch.compile →
+    /// eager: it raised …`), when none of those controls passed: the failure may be the
+    /// script's own mistake rather than the suspect's.
+    pub fails_without_suspect: Option<String>,
     /// Control runs, counted in `oracle_calls` too.
     pub control_runs: usize,
     /// Whether candidates were forked from warm workers: the original failed the same way
@@ -358,6 +362,7 @@ impl Reduction<'_> {
                 .and_then(|c| c.fix.as_ref().map(Fix::describe)),
             unguarded: guard.unguarded,
             control_note: guard.note.clone(),
+            fails_without_suspect: guard.fails_without_suspect.clone(),
             control_runs: counts.control_calls,
             warm: ground.warm(),
             in_process: ground.warm() && self.workers.in_process,
