@@ -956,8 +956,9 @@ struct Rules {
     /// more (see [`crate::unbuilt`]).
     unbuilt: usize,
     /// How many sizes of a script that marks them dynamic are 0 or 1: a candidate may not
-    /// have more (see [`crate::passes::unit_sizes`]).
-    unit_sizes: usize,
+    /// have more (see [`crate::passes::unit_sizes`]); `None` for a script that marks none,
+    /// whose candidates are not counted (no pass adds such a mark).
+    unit_sizes: Option<usize>,
     /// The checks that compare two computations, by the library calls each side reaches: a
     /// candidate keeps comparing them (see [`crate::compared`]).
     compared: Vec<crate::compared::Sides>,
@@ -986,7 +987,8 @@ impl Rules {
             },
             misfits: crate::passes::misfit_constructions(current),
             unbuilt: crate::unbuilt::unbuilt_inits(current),
-            unit_sizes: crate::passes::unit_sizes(current),
+            unit_sizes: crate::torch::marks_dynamic(current)
+                .then(|| crate::passes::unit_sizes(current)),
             compared: crate::compared::compared(current, message),
             message: message.map(str::to_string),
         }
@@ -1000,7 +1002,9 @@ impl Rules {
             && empty_checks(candidate) <= self.empty_checks
             && crate::passes::misfit_constructions(candidate) <= self.misfits
             && crate::unbuilt::unbuilt_inits(candidate) <= self.unbuilt
-            && crate::passes::unit_sizes(candidate) <= self.unit_sizes
+            && self
+                .unit_sizes
+                .is_none_or(|most| crate::passes::unit_sizes(candidate) <= most)
             && kinds::module_values(candidate) <= self.module_values
             && crate::compared::keeps(&self.compared, candidate, self.message.as_deref())
             && self

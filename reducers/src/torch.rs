@@ -132,10 +132,12 @@ fn side<'a>(e: &'a Expr, bindings: &[(&str, &'a Expr)]) -> &'a Expr {
 /// fails with "specialized it to be a constant", a misuse the original did not make.
 pub fn marks_dynamic(script: &Script) -> bool {
     let imports = torch_imports(script);
-    if imports.is_empty() {
-        return false;
-    }
-    all_exprs(script.body()).into_iter().any(|expr| match expr {
+    !imports.is_empty() && marks_dynamic_in(&imports, &all_exprs(script.body()))
+}
+
+/// [`marks_dynamic`] over a script's torch `imports` and its expressions, `exprs`.
+pub(crate) fn marks_dynamic_in(imports: &HashMap<String, String>, exprs: &[&Expr]) -> bool {
+    exprs.iter().any(|expr| match expr {
         Expr::Call(call) => {
             call.arguments.keywords.iter().any(|k| {
                 k.arg.as_ref().is_some_and(|arg| {
@@ -143,7 +145,7 @@ pub fn marks_dynamic(script: &Script) -> bool {
                         || (arg.as_str() == "dynamic"
                             && matches!(&k.value, Expr::BooleanLiteral(b) if b.value))
                 })
-            }) || torch_path(&imports, &call.func).is_some_and(|path| {
+            }) || torch_path(imports, &call.func).is_some_and(|path| {
                 path.ends_with("mark_dynamic") || path.ends_with(".Dim") || path.ends_with(".dims")
             })
         }

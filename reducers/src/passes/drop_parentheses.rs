@@ -179,29 +179,23 @@ fn standing_alone(body: &[Stmt], exprs: &[&Expr]) -> HashSet<usize> {
     }
     alone
         .into_iter()
-        .filter(|e| {
-            !matches!(
-                e,
-                Expr::Yield(_)
-                    | Expr::YieldFrom(_)
-                    | Expr::Await(_)
-                    | Expr::Named(_)
-                    | Expr::Lambda(_)
-                    | Expr::Starred(_)
-            )
-        })
-        .chain(arguments.into_iter().filter(|e| {
-            !matches!(
-                e,
-                Expr::Yield(_)
-                    | Expr::YieldFrom(_)
-                    | Expr::Await(_)
-                    | Expr::Named(_)
-                    | Expr::Starred(_)
-            )
-        }))
+        .filter(|e| needs_no_parentheses(e, false))
+        .chain(
+            arguments
+                .into_iter()
+                .filter(|e| needs_no_parentheses(e, true)),
+        )
         .map(|e| e.start().to_usize())
         .collect()
+}
+
+/// Whether `e`, standing alone, reads the same without parentheses: not a `yield`, an
+/// `await`, a `:=` or a starred expression, nor a `lambda` but as a call's `argument`.
+fn needs_no_parentheses(e: &Expr, argument: bool) -> bool {
+    !matches!(
+        e,
+        Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) | Expr::Named(_) | Expr::Starred(_)
+    ) && (argument || !matches!(e, Expr::Lambda(_)))
 }
 
 #[cfg(test)]

@@ -178,12 +178,16 @@ impl Pass for ShrinkDims {
 /// more (any pass's: `shrink_values` may make a `2` a `1` too), since torch takes those as
 /// constants and fails for that misuse whatever the original's bug was. 0 elsewhere.
 pub(crate) fn unit_sizes(script: &Script) -> usize {
-    if !crate::torch::marks_dynamic(script) {
+    let imports = torch_imports(script);
+    if imports.is_empty() {
         return 0;
     }
-    let imports = torch_imports(script);
+    let exprs = all_exprs(script.body());
+    if !crate::torch::marks_dynamic_in(&imports, &exprs) {
+        return 0;
+    }
     let mut count = 0;
-    for expr in all_exprs(script.body()) {
+    for expr in exprs {
         let Expr::Call(call) = expr else { continue };
         let mut leaves = Vec::new();
         for argument in size_arguments(call, torch_path(&imports, &call.func).as_deref()) {
