@@ -579,6 +579,24 @@ fn a_candidate_that_first_imports_dynamo_leaves_its_worker_in_use() {
 }
 
 #[test]
+fn a_config_that_a_candidate_first_imported_and_changed_is_fresh_for_the_next() {
+    // The worker of a plain torch script imports no config module before its first candidate:
+    // one that imports dynamo's config and changes it leaves a worker that is replaced.
+    let Some(python) = torch_python() else { return };
+    let change = "import torch._dynamo.config as c\nc.cache_size_limit = 1\n";
+    let look = "import torch._dynamo\nprint(torch._dynamo.config.cache_size_limit > 1)\n";
+    let (_dir, workers) = in_process_worker(python, "import torch\n");
+    let outcomes: Vec<_> = [change, look]
+        .iter()
+        .map(|text| workers.run_all(&[text]).remove(0).unwrap())
+        .collect();
+    assert_eq!(outcomes[1].stdout.trim(), "True", "{}", outcomes[1].stderr);
+    // Replaced twice: the candidate runs again in a fresh worker, which it changes too.
+    let events = workers.events();
+    assert_eq!(events.len(), 2, "{events:?}");
+}
+
+#[test]
 fn warm_candidates_draw_fresh_random_numbers_as_cold_ones_do() {
     // Forked from one zygote that imported torch and numpy, each child must not inherit its
     // generators' state: a draw that fails one time in two must not fail every time warm.

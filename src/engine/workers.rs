@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -16,6 +16,9 @@ use anyhow::Result;
 use crate::engine::inductor_cache::InductorCache;
 use crate::engine::process::{Outcome, RunSpec, run_script, run_script_with};
 use crate::engine::zygote::{Spent, Zygote};
+
+/// How often a worker that is starting is looked at again (see [`Workers::run_all`]).
+const READY_POLL: Duration = Duration::from_millis(20);
 
 /// One run of a script, whatever runs it.
 pub struct Job<'a> {
@@ -41,6 +44,10 @@ pub trait Backend: Send + Sync {
     /// [`Pool`] hands a run only to a worker that can start it at once.
     fn ready(&self, _worker: usize, _job: &Job) -> Result<()> {
         Ok(())
+    }
+    /// Whether worker `worker` can start a run at once, not waiting for it to get ready.
+    fn is_ready(&self, _worker: usize) -> bool {
+        true
     }
     /// Stops every warm worker; they start again on demand.
     fn stop(&self);
@@ -134,6 +141,16 @@ impl Backend for Zygotes {
             )?);
         }
         Ok(())
+    }
+
+    fn is_ready(&self, worker: usize) -> bool {
+        match self.slots[worker].try_lock() {
+            Ok(slot) => slot.is_some(),
+            // Being started, or running: not free now.
+            Err(TryLockError::WouldBlock) => false,
+            // A run there says what went wrong.
+            Err(TryLockError::Poisoned(_)) => true,
+        }
     }
 
     fn run(&self, worker: usize, job: &Job) -> Result<Outcome> {
@@ -275,13 +292,26 @@ impl Workers {
         let mut warm = self.clone();
         warm.warm = Some(original.to_path_buf());
         for worker in 0..count.min(self.jobs) {
-            let warm = warm.clone();
-            std::thread::spawn(move || {
-                let env = warm.env_of(worker);
-                // A worker that cannot start says why when it is handed a run.
-                let _ = warm.ready(worker, &env);
-            });
+            warm.start_warm_worker(worker);
         }
+    }
+
+    /// Starts warm worker `worker` in the background, when the workers are warm.
+    fn start_warm_worker(&self, worker: usize) {
+        if self.warm.is_none() {
+            return;
+        }
+        let warm = self.clone();
+        std::thread::spawn(move || {
+            let env = warm.env_of(worker);
+            // A worker that cannot start says why when it is handed a run.
+            let _ = warm.ready(worker, &env);
+        });
+    }
+
+    /// Whether worker `worker` can start a run at once: cold, or its warm worker started.
+    fn is_ready(&self, worker: usize) -> bool {
+        self.warm.is_none() || self.backend.is_ready(worker)
     }
 
     /// Stops every warm worker (they are started again on demand).
@@ -316,7 +346,20 @@ impl Workers {
                 let (results, next) = (&results, &next);
                 scope.spawn(move || {
                     let env = self.env_of(worker);
+                    if worker > 0 {
+                        self.start_warm_worker(worker);
+                    }
                     loop {
+                        // The first worker is waited for; another takes a text only once it
+                        // is ready, so that no text waits for a worker still starting while
+                        // one is free (the others may never be needed).
+                        if worker > 0 && !self.is_ready(worker) {
+                            if next.load(Ordering::SeqCst) >= texts.len() {
+                                break;
+                            }
+                            std::thread::sleep(READY_POLL);
+                            continue;
+                        }
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         if i >= texts.len() {
                             break;

@@ -187,17 +187,24 @@ LAZY = {
     "torch.optim": ("torch._dynamo",),
     "torch.testing.assert_close": ("torch.distributed.tensor",),
 }
+# Those a worker that runs candidates in its own process preloads too: a compile's or an
+# export's machinery is large, and loaded by a candidate it would count against that
+# candidate's memory (see `worn`). The others it leaves to the first candidate that needs them,
+# which loads them for every later one: preloaded, they would only delay its start (an
+# optimizer's dynamo, 1.3 s, for a script that fails before its first step).
+HEAVY = ("torch.compile", "torch._dynamo", "torch.export")
 
 
-def preload(original):
+def preload(original, here):
     """Import every top-level module the script imports, ignoring those that fail, and the
-    modules its calls of `LAZY` would import."""
+    modules its calls of `LAZY` would import (only the `HEAVY` ones when candidates run
+    `here`, in the worker's own process)."""
     try:
         with open(original, "rb") as fh:
             tree = ast.parse(fh.read())
     except (OSError, SyntaxError, ValueError):
         return
-    lazy = lazy_imports(tree)
+    lazy = lazy_imports(tree, HEAVY if here else LAZY)
     for name in top_level_imports(tree) + lazy:
         try:
             importlib.import_module(name)
@@ -378,9 +385,9 @@ def top_level_imports(tree):
     return [name for name in names if name != "__main__"]
 
 
-def lazy_imports(tree):
-    """The modules of `LAZY` that what the script names would import: `torch.compile(…)`,
-    `@torch.compile`, `import torch.optim`, `from torch import compile`."""
+def lazy_imports(tree, keys):
+    """The modules of `LAZY` under `keys` that what the script names would import:
+    `torch.compile(…)`, `@torch.compile`, `import torch.optim`, `from torch import compile`."""
     named = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
@@ -390,7 +397,7 @@ def lazy_imports(tree):
         elif isinstance(node, ast.ImportFrom) and node.module:
             named.add(node.module)
             named.update(node.module + "." + alias.name for alias in node.names)
-    return [name for key, names in LAZY.items() if key in named for name in names]
+    return [name for key, names in LAZY.items() if key in keys and key in named for name in names]
 
 
 def dotted(node):
@@ -814,7 +821,7 @@ class State:
             dirty.append("a thread the candidate started is still running")
         if children():
             dirty.append("a process the candidate started is still running")
-        if torch_state() != self.torch:
+        if torch_state(self.torch) != self.torch:
             dirty.append("torch's settings")
         if dict(os.environ) != self.environ or os.getcwd() != self.cwd:
             dirty.append("the environment")
@@ -892,8 +899,9 @@ def own_module(module):
     return not any(os.path.abspath(path).startswith(os.path.abspath(p)) for p in libraries)
 
 
-def torch_state():
-    """torch's global settings, when torch is imported."""
+def torch_state(before=None):
+    """torch's global settings, when torch is imported; a config module that was `AS_IMPORTED`
+    `before` and still is stays so."""
     torch = sys.modules.get("torch")
     if torch is None:
         return None
@@ -909,13 +917,48 @@ def torch_state():
         }
         if hasattr(torch, "get_default_device"):
             state["device"] = str(torch.get_default_device())
-        # Imported here if not yet: a candidate that imports them (`torch.testing` does) would
-        # otherwise look as if it had changed them.
-        for name in ("torch._dynamo.config", "torch._inductor.config"):
-            state[name] = importlib.import_module(name).save_config()
+        for name in CONFIGS:
+            state[name] = config_state(name, (before or {}).get(name))
         return state
     except BaseException as exc:
         return {"unreadable": repr(exc)}
+
+
+# torch's config modules, whose settings a candidate may change.
+CONFIGS = ("torch._dynamo.config", "torch._inductor.config")
+# The state of a config module not imported yet, or imported and left as its import made it:
+# what a fresh process has. Importing dynamo's config imports dynamo (1.3 s on this project's
+# 2-core machine), which a worker need not pay before its first candidate.
+AS_IMPORTED = "as its import left it"
+
+
+def config_state(name, before=None):
+    """The settings of config module `name`: `AS_IMPORTED`, or what `save_config` gives."""
+    config = sys.modules.get(name)
+    if config is None:
+        if fresh_is_known():
+            return AS_IMPORTED
+        # A torch whose config modules cannot tell a setting changed: imported now, so that
+        # a candidate that imports them does not look as if it had changed them.
+        config = importlib.import_module(name)
+    if before == AS_IMPORTED and untouched(config):
+        return AS_IMPORTED
+    return config.save_config()
+
+
+def fresh_is_known():
+    """Whether torch's config modules tell whether every setting is still as imported."""
+    module = sys.modules.get("torch.utils._config_module")
+    return hasattr(getattr(module, "ConfigModule", None), "_is_default")
+
+
+def untouched(config):
+    """Whether every setting of `config` is as its import made it (a setting that the
+    environment forces counts as changed: its worker is replaced, which is only slower)."""
+    try:
+        return all(config._is_default(key) for key in config._config)
+    except BaseException:
+        return False
 
 
 def restore_torch(state):
@@ -928,18 +971,28 @@ def restore_torch(state):
         lambda: torch.set_default_dtype(state["dtype"]),
         lambda: torch.set_grad_enabled(state["grad"]),
         lambda: torch.autograd.set_detect_anomaly(state["anomaly"]),
-        lambda: torch.use_deterministic_algorithms(state["deterministic"][0],
-                                                   warn_only=state["deterministic"][1]),
         lambda: vars(torch._tensor_str.PRINT_OPTS).update(state["print"]),
     ]
+    # Set only when changed: setting it sets inductor's `deterministic` too, which a config
+    # module as its import left it must not have (see `untouched`).
+    deterministic = (torch.are_deterministic_algorithms_enabled(),
+                     torch.is_deterministic_algorithms_warn_only_enabled())
+    if deterministic != state["deterministic"]:
+        steps.append(lambda: torch.use_deterministic_algorithms(
+            state["deterministic"][0], warn_only=state["deterministic"][1]))
     if "device" in state:
         steps.append(lambda: torch.set_default_device(
             None if state["device"] == "cpu" else state["device"]))
     if torch.get_num_threads() != state["threads"]:
         steps.append(lambda: torch.set_num_threads(state["threads"]))
-    for name in ("torch._dynamo.config", "torch._inductor.config"):
+    for name in CONFIGS:
         config = sys.modules.get(name)
-        if name in state and config.save_config() != state[name]:
+        if name not in state or config is None:
+            continue
+        if state[name] == AS_IMPORTED:
+            if not untouched(config):
+                dirty.append(f"torch: {name}: a candidate that imported it changed it")
+        elif config.save_config() != state[name]:
             steps.append(lambda config=config, name=name: config.load_config(state[name]))
     if "torch._dynamo" in sys.modules:
         steps.append(reset_dynamo)
@@ -1030,7 +1083,7 @@ if __name__ == "__main__":
     load_libc()
     if "--die-with-parent" in sys.argv[2:]:
         die_with_parent()
-    preload(sys.argv[1])
+    preload(sys.argv[1], "--here" in sys.argv[2:])
     if "--here" not in sys.argv[2:]:
         # A worker that runs candidates in place records what they load for the next one.
         RECORDER.stop()
