@@ -806,9 +806,13 @@ class State:
 
         sys.stdin, sys.stdout, sys.stderr = self.streams
         sys.modules["__main__"] = self.main
+        loaded = False
         for name in set(sys.modules) - self.modules:
             if own_module(sys.modules.get(name)):
                 del sys.modules[name]
+            else:
+                self.modules.add(name)
+                loaded = True
         os.environ.clear()
         os.environ.update(self.environ)
         os.chdir(self.cwd)
@@ -817,6 +821,11 @@ class State:
         warnings._filters_mutated()
         dirty = restore_torch(self.torch)
         gc.collect()
+        if loaded:
+            # A library the candidate loaded stays, as what the worker loaded before its
+            # first: left out of every later collection too (dynamo's objects would cost each
+            # candidate 50 ms).
+            gc.freeze()
         if any(t not in threads and t.is_alive() for t in threading.enumerate()):
             dirty.append("a thread the candidate started is still running")
         if children():
