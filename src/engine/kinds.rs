@@ -46,9 +46,31 @@ pub fn runner(sig: &Signature, lines: bool) -> &'static str {
             with(true, true),
         ]
     });
-    let stores =
-        matches!(sig, Signature::Exception { class, .. } if class.ends_with("AttributeError"));
-    &VARIANTS[usize::from(lines) + 2 * usize::from(stores)]
+    &VARIANTS[usize::from(lines) + 2 * usize::from(records_stores(sig))]
+}
+
+/// Whether the runner for `sig` records the attributes the script sets (an `AttributeError`):
+/// it then rewrites the script and follows every return, which a plain run does not.
+fn records_stores(sig: &Signature) -> bool {
+    matches!(sig, Signature::Exception { class, .. } if class.ends_with("AttributeError"))
+}
+
+/// The runner a warm candidate can run under from the start, its report read only when it
+/// fails the same way: the one for `sig` that neither records the lines that run nor the
+/// attributes set, whose `instrument` compiles the script as it is, so that a warm worker runs
+/// it as it runs a plain candidate (zygote.py's `execute`). `None` for the others.
+pub fn plain_runner(sig: &Signature) -> Option<&'static str> {
+    (!records_stores(sig)).then(|| runner(sig, false))
+}
+
+/// `outcome` without the runner's report at the end of its stderr: what the run shows as a
+/// plain run.
+pub fn without_report(outcome: &Outcome) -> Outcome {
+    let mut plain = outcome.clone();
+    if let Some(at) = plain.stderr.rfind(&format!("\n{MARK}")) {
+        plain.stderr.truncate(at);
+    }
+    plain
 }
 
 /// The cache key of the run of `text` under the runner `source`: it names the runner, whose
@@ -291,6 +313,40 @@ mod tests {
     use super::*;
     use crate::engine::workers::Workers;
     use std::time::Duration;
+
+    #[test]
+    fn a_warm_run_under_the_runner_is_judged_as_the_plain_run_it_is() {
+        // Warm, on one worker: the same stderr as a plain run once the report is cut off, and
+        // the report read from the same run.
+        let dir = tempfile::tempdir().unwrap();
+        let original = dir.path().join("repro.py");
+        let text = "import json\nprint('out')\njson.loads('{')\n";
+        std::fs::write(&original, text).unwrap();
+        let mut workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
+        workers.warm = Some(original);
+        let sig = Signature::parse("JSONDecodeError").unwrap();
+        let runner = plain_runner(&sig).expect("a plain runner for an exception of a library");
+        let plain = workers.run_all(&[text]).remove(0).unwrap();
+        let full = workers.probe(text, runner).unwrap();
+        // Each run has a directory of its own.
+        let place = |stderr: &str| {
+            let lines = stderr.lines();
+            lines
+                .map(|l| match l.contains("/work/repro.py") {
+                    true => "the script's line",
+                    false => l,
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(place(&without_report(&full).stderr), place(&plain.stderr));
+        assert!(full.stderr.ends_with("]\n") && plain.stderr.ends_with(")\n"));
+        assert_eq!((full.stdout.as_str(), full.status), ("out\n", plain.status));
+        let calls = calls(&full).unwrap();
+        assert!(calls[0].at.contains("loads"), "{calls:?}");
+        // An `AttributeError` has the runner that rewrites the script: not a plain run.
+        assert!(plain_runner(&Signature::parse("AttributeError").unwrap()).is_none());
+    }
 
     /// The calls `text` makes into libraries on its failing path, as a cold run reports them.
     fn calls_of(text: &str) -> Vec<Call> {

@@ -208,6 +208,16 @@ impl Criteria {
         Some(format!("the custom code's {call} no longer runs"))
     }
 
+    /// The runner a warm candidate runs under from the start, when its calls into libraries
+    /// are checked and nothing else of its run is (see [`kinds::plain_runner`]): its report
+    /// comes with its first run, and no second run is made.
+    pub(crate) fn first_runner(&self) -> Option<&'static str> {
+        if self.kinds.is_empty() || !self.custom_run.is_empty() {
+            return None;
+        }
+        kinds::plain_runner(&self.sig)
+    }
+
     /// The runner a text that failed the same way runs under next, when its path is checked.
     pub(crate) fn runner(&self) -> Option<&'static str> {
         match (self.kinds.is_empty(), self.custom_run.is_empty()) {
@@ -364,7 +374,7 @@ impl<'a> ProcessOracle<'a> {
                 self.kinds_calls += 1;
                 (judging.text.clone(), self.criteria.runner())
             }
-            (None, None) => (judging.text.clone(), None),
+            (None, None) => (judging.text.clone(), self.first_runner()),
         };
         let id = self.runs_started;
         self.runs_started += 1;
@@ -374,6 +384,13 @@ impl<'a> ProcessOracle<'a> {
             .get_or_insert_with(|| workers.pool())
             .start(id, text, probe);
         self.running.insert(id, judging);
+    }
+
+    /// The runner a candidate's own runs are made under (see [`Criteria::first_runner`]):
+    /// only on warm workers, where it is the harness a plain run has; a cold run under it is
+    /// `python -c`, not `python repro.py`.
+    fn first_runner(&self) -> Option<&'static str> {
+        self.workers.warm.as_ref().and(self.criteria.first_runner())
     }
 
     /// The control `text` must pass, with its key: `Ok(None)` when nothing guards the
@@ -509,6 +526,13 @@ impl<'a> ProcessOracle<'a> {
             self.judged.push_back((judging.text, passes(&outcome)));
             return Ok(());
         }
+        // A run under the runner is judged as the plain run it is; its report is read only
+        // when it failed the same way.
+        let runner = self.first_runner();
+        let (outcome, full) = match runner {
+            Some(_) => (kinds::without_report(&outcome), Some(outcome)),
+            None => (outcome, None),
+        };
         self.peak_rss = self.peak_rss.max(outcome.peak_rss);
         let verdict = self.criteria.judge(&judging.text, &outcome);
         let label = match &verdict {
@@ -523,7 +547,14 @@ impl<'a> ProcessOracle<'a> {
         self.run_dir.record(&judging.text, &outcome, &label);
         if verdict == Verdict::Same {
             self.cache.put(&judging.key, &outcome);
-            self.failed_the_same_way(judging);
+            match runner.zip(full) {
+                Some((runner, full)) => {
+                    let key = self.cache.key(&kinds::cache_text(runner, &judging.text));
+                    self.cache.put(&key, &full);
+                    self.kinds_ran(judging, &full);
+                }
+                None => self.failed_the_same_way(judging),
+            }
         } else if judging.attempts < self.criteria.attempts {
             // A flaky repro gets several tries; a candidate stops at its first failure.
             judging.attempts += 1;
