@@ -19,6 +19,8 @@ use crate::engine::verdict::Signature;
 pub const SOURCE: &str = include_str!("kinds.py");
 const MARK: &str = "scrub-kinds: ";
 const LINES_MARK: &str = "scrub-lines: ";
+/// Where the report starts: the runner writes it on a line of its own after the traceback.
+const REPORT: &str = "\nscrub-kinds: ";
 /// How `kinds.py` names the read of an attribute the script set, after `getattr(…, 'NAME')`.
 const SET_ATTRIBUTE: &str = " of a value the script set it on";
 
@@ -67,7 +69,7 @@ pub fn plain_runner(sig: &Signature) -> Option<&'static str> {
 /// plain run.
 pub fn without_report(outcome: &Outcome) -> Outcome {
     let mut plain = outcome.clone();
-    if let Some(at) = plain.stderr.rfind(&format!("\n{MARK}")) {
+    if let Some(at) = plain.stderr.rfind(REPORT) {
         plain.stderr.truncate(at);
     }
     plain

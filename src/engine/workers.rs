@@ -346,7 +346,7 @@ impl Workers {
                 let (results, next) = (&results, &next);
                 scope.spawn(move || {
                     let env = self.env_of(worker);
-                    if worker > 0 {
+                    if worker > 0 && !self.is_ready(worker) {
                         self.start_warm_worker(worker);
                     }
                     loop {

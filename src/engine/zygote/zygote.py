@@ -834,6 +834,10 @@ class State:
             dirty.append("torch's settings")
         if dict(os.environ) != self.environ or os.getcwd() != self.cwd:
             dirty.append("the environment")
+        if loaded and not dirty:
+            # The config modules it loaded, as imported: their settings from now on, which a
+            # later candidate's change is put back to.
+            self.torch = torch_state()
         return dirty
 
 
@@ -996,12 +1000,11 @@ def restore_torch(state):
         steps.append(lambda: torch.set_num_threads(state["threads"]))
     for name in CONFIGS:
         config = sys.modules.get(name)
-        if name not in state or config is None:
+        # One `AS_IMPORTED` cannot be put back: if the candidate changed it, the state taken
+        # after it says so (see `State.restore`).
+        if config is None or state.get(name, AS_IMPORTED) == AS_IMPORTED:
             continue
-        if state[name] == AS_IMPORTED:
-            if not untouched(config):
-                dirty.append(f"torch: {name}: a candidate that imported it changed it")
-        elif config.save_config() != state[name]:
+        if config.save_config() != state[name]:
             steps.append(lambda config=config, name=name: config.load_config(state[name]))
     if "torch._dynamo" in sys.modules:
         steps.append(reset_dynamo)
