@@ -8,6 +8,7 @@ pub(crate) mod helpers;
 // test (`tests/layout.rs`) checks that each of them is registered.
 mod argparse_defaults;
 mod bind_arguments;
+mod chain_in_place;
 mod cpu_float32;
 mod delete_arguments;
 mod delete_definitions;
@@ -88,7 +89,8 @@ registry! {
     /// instance is bound once), flattening classes instantiated once (whose former methods the next
     /// round inlines), folding the dataclass instances that several records leave
     /// (`Line(3, p).net()`) into the values they were built from, folding the receivers that
-    /// inlining binds (`self = tok`, once per call) into their reads, binding the arguments of a
+    /// inlining binds (`self = tok`, once per call) into their reads, chaining a tensor's in-place
+    /// call into the next statement's read of it (`x.mul_(2)` then `x.sum()`), binding the arguments of a
     /// class's one construction into its `__init__` (a config object passed to a module that must
     /// stay a class, which leaves `self.cfg = Config()`), then propagating the values that
     /// inlining, flattening and binding leave bound to names and attributes. Then the small, many,
@@ -131,6 +133,7 @@ registry! {
     flatten_classes::FlattenClasses,
     fold_dataclasses::FoldDataclasses,
     fold_aliases::FoldAliases,
+    chain_in_place::ChainInPlace,
     bind_arguments::BindArguments,
     propagate_values::PropagateValues,
     delete_definitions::DeleteDefinitions,
