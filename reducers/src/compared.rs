@@ -15,15 +15,27 @@ use crate::python::{Expr, Script, Stmt, all_bodies};
 /// The library calls (dotted paths) each side of a check reaches.
 pub type Sides = [BTreeSet<String>; 2];
 
-/// The checks of `script` that compare two computations: an `if A OP B:` over a `raise`
-/// whose sides each reach a library call, through names bound once and the script's own
+/// A check that compares two computations.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub sides: Sides,
+    /// For an `assert` without a message, the libraries (top-level modules) its sides reach:
+    /// a candidate's check reaches each of them still. Nothing else tells what such an assert
+    /// compares (no message shows its values), and one that no longer reaches a library its
+    /// original did (`functools`, in `signature(wraps(f)(g)) == signature(f)`) compares
+    /// something else. Empty for other checks.
+    pub libraries: BTreeSet<String>,
+}
+
+/// The checks of `script` that compare two computations: an `if A OP B:` over a `raise`, or
+/// with no `message`, an `assert A OP B` without one, whose sides each reach a library call, through names bound once and the script's own
 /// functions and methods called (see [`LibraryCalls`]). (What an `assert` compares is kept by the anchor of its failure: the
 /// numbers its message shows stay computed, its figures written; a side of it may become the
 /// literal figure it was expected to equal.)
 ///
 /// With the failure's `message`, only the checks whose `raise` writes its head (the text
 /// before the first value it shows): a check the failure does not come from may go.
-pub fn compared(script: &Script, message: Option<&str>) -> Vec<Sides> {
+pub fn compared(script: &Script, message: Option<&str>) -> Vec<Check> {
     let calls = LibraryCalls::of_any_library(script);
     let reach = |side| {
         calls
@@ -33,9 +45,11 @@ pub fn compared(script: &Script, message: Option<&str>) -> Vec<Sides> {
     };
     let head = message.map(head).filter(|h| h.len() >= 4);
     let mut out = Vec::new();
+    let bare = message.is_none_or(|m| m.trim().is_empty());
     for stmt in all_bodies(script.body()).into_iter().flatten() {
-        let test = match stmt {
-            Stmt::If(i) if raises(script, &i.body, head) => &*i.test,
+        let (test, is_assert) = match stmt {
+            Stmt::If(i) if raises(script, &i.body, head) => (&*i.test, false),
+            Stmt::Assert(a) if bare && a.msg.is_none() => (&*a.test, true),
             _ => continue,
         };
         let Expr::Compare(c) = test else { continue };
@@ -44,24 +58,42 @@ pub fn compared(script: &Script, message: Option<&str>) -> Vec<Sides> {
         };
         let sides = [reach(&c.left), reach(right)];
         if sides.iter().all(|s| !s.is_empty()) {
-            out.push(sides);
+            let libraries = match is_assert {
+                true => libraries(&sides),
+                false => BTreeSet::new(),
+            };
+            out.push(Check { sides, libraries });
         }
     }
     out
 }
 
+/// The top-level modules of the calls both sides reach.
+fn libraries(sides: &Sides) -> BTreeSet<String> {
+    sides
+        .iter()
+        .flatten()
+        .map(|path| path.split('.').next().unwrap_or(path).to_string())
+        .collect()
+}
+
 /// Whether `candidate` still has, for each of `checks`, a check whose sides each reach one
 /// of the calls of a side of it, either way round. A side may lose calls (a computation
-/// shrinks); it may not lose them all, nor become the other side's.
-pub fn keeps(checks: &[Sides], candidate: &Script, message: Option<&str>) -> bool {
+/// shrinks); it may not lose them all, nor become the other side's; an `assert` without a
+/// message may not lose a library.
+pub fn keeps(checks: &[Check], candidate: &Script, message: Option<&str>) -> bool {
     if checks.is_empty() {
         return true;
     }
     let now = compared(candidate, message);
     let meets = |x: &BTreeSet<String>, y: &BTreeSet<String>| !x.is_disjoint(y);
-    checks.iter().all(|[a, b]| {
-        now.iter()
-            .any(|[c, d]| (meets(a, c) && meets(b, d)) || (meets(a, d) && meets(b, c)))
+    checks.iter().all(|check| {
+        let [a, b] = &check.sides;
+        now.iter().any(|got| {
+            let [c, d] = &got.sides;
+            ((meets(a, c) && meets(b, d)) || (meets(a, d) && meets(b, c)))
+                && check.libraries.is_subset(&libraries(&got.sides))
+        })
     })
 }
 
@@ -105,7 +137,10 @@ mod tests {
         let message = Some("JSON C encoder disagrees: {} != {\"a\": 1}");
         let checks = compared(&original, message);
         assert_eq!(checks.len(), 1);
-        assert_eq!(checks[0][0].iter().collect::<Vec<_>>(), ["json.dumps"]);
+        assert_eq!(
+            checks[0].sides[0].iter().collect::<Vec<_>>(),
+            ["json.dumps"]
+        );
         let truthiness = parse(&format!(
             "{ENCODERS}if py:\n    raise Exception(f'JSON C encoder disagrees: {{d}} != {{py}}')\n"
         ));
@@ -127,6 +162,30 @@ mod tests {
         );
         assert!(compared(&parse(&text), Some("no sha256")).is_empty());
         assert_eq!(compared(&parse(&text), None).len(), 1);
+    }
+
+    #[test]
+    fn an_assert_without_a_message_keeps_every_library_it_compares() {
+        const WRAPPED: &str = "import functools, inspect\ndef decorator(func):\n    @functools.wraps(func)\n    def inner(*args):\n        return func(*args)\n    return inner\nclass Foo:\n    @decorator\n    def bar(self, testarg):\n        pass\nf = Foo()\n";
+        let original = parse(&format!(
+            "{WRAPPED}baz = decorator(f.bar)\nassert inspect.signature(baz) == inspect.signature(f.bar)\n"
+        ));
+        let checks = compared(&original, None);
+        assert_eq!(checks.len(), 1);
+        assert!(checks[0].libraries.contains("functools"));
+        let unwrapped = parse(
+            "import inspect\ndef bar(testarg):\n    pass\ndef inner(*args):\n    pass\nassert inspect.signature(inner) == inspect.signature(bar)\n",
+        );
+        assert!(!keeps(&checks, &unwrapped, None));
+        let inlined = parse(&format!(
+            "{WRAPPED}assert inspect.signature(decorator(f.bar)) == inspect.signature(f.bar)\n"
+        ));
+        assert!(keeps(&checks, &inlined, None));
+        // With a message, the anchor keeps what it shows: no library is required.
+        let messaged = parse(&format!(
+            "{WRAPPED}assert inspect.signature(decorator(f.bar)) == inspect.signature(f.bar), 'differ'\n"
+        ));
+        assert!(compared(&messaged, Some("differ")).is_empty());
     }
 
     #[test]

@@ -372,6 +372,19 @@ pub fn referenced_names(body: &[Stmt]) -> Vec<&str> {
     names
 }
 
+/// The names of every function and class the script defines, at any depth.
+pub fn defined_names(body: &[Stmt]) -> HashSet<&str> {
+    all_bodies(body)
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            Stmt::FunctionDef(f) => Some(f.name.as_str()),
+            Stmt::ClassDef(c) => Some(c.name.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The top-level modules `text` imports (absolute imports only, `__future__` left out), in
 /// order of first import.
 pub fn imported_modules(text: &str, version: PythonVersion) -> Vec<String> {

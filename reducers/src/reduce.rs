@@ -961,7 +961,7 @@ struct Rules {
     unit_sizes: Option<usize>,
     /// The checks that compare two computations, by the library calls each side reaches: a
     /// candidate keeps comparing them (see [`crate::compared`]).
-    compared: Vec<crate::compared::Sides>,
+    compared: Vec<crate::compared::Check>,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }

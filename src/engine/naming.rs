@@ -45,9 +45,29 @@ pub fn naming_lines(message: &str) -> Vec<String> {
     out
 }
 
-/// The first line of `message`, abstracted.
+/// The first line of `message`, abstracted; where it speaks of shapes or sizes, each number
+/// of a shape stays a `#` of its own: a tensor of another rank (`(1, j1, 1)` where the
+/// original showed `(2, 4, j1, 16)`) is another bug, most often the caller's mistake.
 pub fn first_line(message: &str) -> String {
-    abstracted(message.lines().next().unwrap_or(""))
+    let line = message.lines().next().unwrap_or("");
+    let lower = line.to_ascii_lowercase();
+    match lower.contains("shape") || lower.contains("size") {
+        true => ranked(line),
+        false => abstracted(line),
+    }
+}
+
+/// `line` abstracted as [`abstracted`] does, but for the runs of numbers separated by commas,
+/// which keep their count: `(2, 4, j1, 16)` → `(#, #, j, #)`.
+fn ranked(line: &str) -> String {
+    let mut out = abstracted_words(line);
+    for sep in ["x", " x ", "*", " * "] {
+        let twice = format!("#{sep}#");
+        while out.contains(&twice) {
+            out = out.replace(&twice, "#");
+        }
+    }
+    out.replace("#,)", "#)")
 }
 
 /// Every prose line of `message` after its first, abstracted: what a candidate's message
@@ -153,6 +173,11 @@ fn names_something(line: &str) -> bool {
 /// generated name is dropped (`addmm_2` → `addmm`, `buf0` → `buf`, the symbolic size `s0` →
 /// `s`). Quoted names stay: another operator or backend is another bug.
 pub fn abstracted(line: &str) -> String {
+    collapse(&abstracted_words(line))
+}
+
+/// `line` with each word abstracted, runs of numbers left as they are.
+fn abstracted_words(line: &str) -> String {
     let words: Vec<String> = line
         .split_whitespace()
         .map(|word| {
@@ -168,7 +193,7 @@ pub fn abstracted(line: &str) -> String {
         .collect();
     // TorchScript names a class it compiles again in one process `___torch_mangle_N.C`: a
     // warm worker's later candidates, never a fresh process.
-    collapse(&words.join(" ").replace("___torch_mangle.", ""))
+    words.join(" ").replace("___torch_mangle.", "")
 }
 
 fn abstract_word(word: &str) -> String {
@@ -258,12 +283,21 @@ fn ungenerated(ident: &str) -> &str {
                 return name;
             }
             name = base;
-        } else if stem.len() <= 3 && !["8", "16", "32", "64", "128"].contains(&counter) {
+        } else if stem.len() <= 3 && !is_bit_width(stem, counter) {
             return stem;
         } else {
             return name;
         }
     }
+}
+
+/// Whether `stem` and `counter` spell a type's bit width (`int8`, `fp16`, `bf16`, `tf32`),
+/// not a counter that happens to be one (`j16`, a nested tensor's ragged size, as a warm
+/// worker's later candidates number it, `buf8`).
+fn is_bit_width(stem: &str, counter: &str) -> bool {
+    const TYPES: [&str; 9] = ["int", "fp", "bf", "tf", "f", "i", "u", "c", "q"];
+    const WIDTHS: [&str; 5] = ["8", "16", "32", "64", "128"];
+    TYPES.contains(&stem.to_ascii_lowercase().as_str()) && WIDTHS.contains(&counter)
 }
 
 /// One `#` for a run of numbers: `#x#`, `#, #, #`, `# * #`.
@@ -281,6 +315,46 @@ fn collapse(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_line_about_shapes_keeps_their_rank() {
+        let original = first_line(
+            "matmul(): not supported between inputs of shapes (2, 4, j1, 16) and torch.Size([2, 4, 16, j2])",
+        );
+        assert_eq!(
+            original,
+            "matmul(): not supported between inputs of shapes (#, #, j, #) and torch.Size([#, #, #, j])"
+        );
+        assert_eq!(
+            original,
+            first_line(
+                "matmul(): not supported between inputs of shapes (1, 1, j7, 1) and torch.Size([2, 1, 1, j8])"
+            )
+        );
+        assert_ne!(
+            original,
+            first_line(
+                "matmul(): not supported between inputs of shapes (1, j1, 1) and torch.Size([2, 1, 1, j2])"
+            )
+        );
+        // Elsewhere a run of values is one: a list that shrinks with its data.
+        assert_eq!(
+            first_line("Lists differ: [1, 2, 3] != [1]"),
+            first_line("Lists differ: [4] != [5, 6]")
+        );
+    }
+
+    #[test]
+    fn a_counter_is_no_bit_width_unless_its_stem_names_a_type() {
+        // A warm worker numbers the ragged sizes of its later candidates' nested tensors on.
+        assert_eq!(
+            abstracted("inputs of shapes (1, j16, 1) and (1, j17, 1)"),
+            abstracted("inputs of shapes (1, j1, 1) and (1, j2, 1)"),
+        );
+        assert_eq!(abstracted("buf8"), abstracted("buf0"));
+        assert_ne!(abstracted("expected int8"), abstracted("expected int16"));
+        assert_ne!(abstracted("got fp16"), abstracted("got bf16"));
+    }
 
     #[test]
     fn a_class_torchscript_compiled_again_is_named_as_the_first_time() {

@@ -31,7 +31,11 @@
 //! 18831` would compare something else (a torch check keeps its control). A tensor
 //! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`): an argument keeps
 //! its kind, and a float where a function takes a tensor is no code a person writes. Nor does
-//! a list of one string become the string (`["k"]`), which iterates over its characters.
+//! a list of one string become the string (`["k"]`), which iterates over its characters, nor
+//! a display handed to a library's call one of its elements (`tuple([x])` → `tuple(x)`
+//! iterates over `x`; `nested_tensor([t])` → `nested_tensor(t)` makes a tensor of another
+//! rank; a lambda handed over returns what it returned): an argument keeps its kind. A `tuple(…)` or `list(…)` of a display is written as the display it
+//! makes: `tuple([x])` → `(x,)`.
 
 use super::helpers::{dedup, is_target, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of};
@@ -79,9 +83,16 @@ impl Pass for HoistExpressions {
                 _ => None,
             })
             .collect();
+        let handed = displays_handed_to_libraries(script, &exprs);
         for &expr in &exprs {
             let outer = span(expr);
             if callees.contains(&outer) {
+                continue;
+            }
+            // A list a library takes keeps being one: `tuple([x])` iterates over a tensor's
+            // rows as `tuple(x)`, `nested_tensor([t])` makes a tensor of another rank as
+            // `nested_tensor(t)`.
+            if handed.contains(&outer) {
                 continue;
             }
             let constructor = makes_tensor(&imports, expr);
@@ -163,6 +174,7 @@ impl Pass for HoistExpressions {
         }
         out.extend(spread_parentheses(script, &exprs));
         out.extend(spread_displays(script, &exprs));
+        out.extend(converted_displays(script, &exprs));
         out.extend(unused_bindings(script));
         // `f(x, x)` offers `x` twice.
         dedup(&mut out);
@@ -213,6 +225,80 @@ fn from_values(func: &Expr) -> bool {
 
 fn is_display(expr: &Expr) -> bool {
     matches!(expr, Expr::List(_) | Expr::Tuple(_))
+}
+
+/// The ranges of the list, tuple and set displays handed as arguments to a call of anything
+/// the script does not define (a library's function or class, a builtin), or returned by a
+/// lambda handed so (`while_loop(cond, lambda x: (x + 1,), (x,))`): one of their elements in
+/// their place is another kind of argument.
+fn displays_handed_to_libraries(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
+    let defined = crate::python::defined_names(script.body());
+    exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) => Some(c),
+            _ => None,
+        })
+        .filter(|c| !callee_name(&c.func).is_some_and(|n| defined.contains(n)))
+        .flat_map(|c| {
+            let keywords = c.arguments.keywords.iter().map(|k| &k.value);
+            c.arguments.args.iter().chain(keywords)
+        })
+        // A lambda handed over hands the library what it returns.
+        .map(|arg| match arg {
+            Expr::Lambda(l) => &*l.body,
+            _ => arg,
+        })
+        .filter(|arg| matches!(arg, Expr::List(_) | Expr::Tuple(_) | Expr::Set(_)))
+        .map(span)
+        .collect()
+}
+
+/// The name a call's callee goes by: `f` for `f(…)`, `m` for `a.b.m(…)`.
+fn callee_name(func: &Expr) -> Option<&str> {
+    match func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    }
+}
+
+/// Each `tuple(…)` or `list(…)` of a list or tuple display, written as the display it makes:
+/// `tuple([x])` → `(x,)`, as what propagating `inputs = [x]` into `tuple(inputs)` leaves.
+fn converted_displays(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for &expr in exprs {
+        let Expr::Call(call) = expr else { continue };
+        let (Expr::Name(name), [arg]) = (call.func.as_ref(), call.arguments.args.as_ref()) else {
+            continue;
+        };
+        if !call.arguments.keywords.is_empty() {
+            continue;
+        }
+        let name = name.id.as_str();
+        let elts = match arg {
+            Expr::List(l) => &l.elts,
+            Expr::Tuple(t) => &t.elts,
+            _ => continue,
+        };
+        let items: Vec<&str> = elts.iter().map(|e| script.slice(e)).collect();
+        let display = match (name, items.as_slice()) {
+            ("tuple", [one]) => format!("({one},)"),
+            ("tuple", _) => format!("({})", items.join(", ")),
+            ("list", _) => format!("[{}]", items.join(", ")),
+            _ => continue,
+        };
+        out.push(Candidate::new(
+            format!(
+                "write `{}` as `{}` at line {}",
+                short(script.slice(expr)),
+                short(&display),
+                line_of(script.text(), span(expr).start)
+            ),
+            vec![Edit::replace(span(expr), display)],
+        ));
+    }
+    out
 }
 
 /// Each atomic expression on one line alone in parentheses over several lines, as what a

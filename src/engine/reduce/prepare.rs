@@ -7,7 +7,7 @@ use scrub_reducers::{StopReason, count_lines};
 
 use super::passes::Loop;
 use super::run_many;
-use crate::engine::verdict::Verdict;
+use crate::engine::verdict::{Verdict, describe};
 
 /// Fresh runs the result must fail in, all of them, without the seed scrub inserted.
 const UNSEEDED_RUNS: usize = 8;
@@ -151,13 +151,15 @@ impl Loop<'_> {
         }
         let workers = self.oracle.workers;
         let criteria = self.oracle.criteria;
-        let same = run_many(text, UNSEEDED_RUNS, workers)?
+        let outcomes = run_many(text, UNSEEDED_RUNS, workers)?;
+        let (same, other): (Vec<_>, Vec<_>) = outcomes
             .iter()
-            .filter(|outcome| criteria.judge(text, outcome) == Verdict::Same)
-            .count();
-        if same < UNSEEDED_RUNS {
+            .partition(|outcome| criteria.judge(text, outcome) == Verdict::Same);
+        if let Some(other) = other.first() {
             return Ok(Some(format!(
-                "without it the result failed the same way {same} times of {UNSEEDED_RUNS}"
+                "without it the result failed the same way {} times of {UNSEEDED_RUNS} (once {})",
+                same.len(),
+                describe(other)
             )));
         }
         match self.oracle.control_of(text) {

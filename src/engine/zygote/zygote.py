@@ -966,12 +966,30 @@ def fresh_is_known():
 
 
 def untouched(config):
-    """Whether every setting of `config` is as its import made it (a setting that the
-    environment forces counts as changed: its worker is replaced, which is only slower)."""
+    """Whether every setting of `config` is as its import made it: at its default, or set to
+    its default again (dynamo's tracing of a higher-order op patches settings and sets them
+    back so). A setting that the environment forces counts as changed: its worker is
+    replaced, which is only slower."""
     try:
-        return all(config._is_default(key) for key in config._config)
+        from torch.utils._config_module import _UNSET_SENTINEL as unset
+
+        dynamic = getattr(config, "_implication_dynamic_sources", ())
+        return all(
+            config._is_default(key)
+            or (key not in dynamic and set_to_default(entry, unset))
+            for key, entry in config._config.items()
+        )
     except BaseException:
         return False
+
+
+def set_to_default(entry, unset):
+    """Whether a config entry holds its default as a value set, with no environment variable
+    for it."""
+    override = entry.user_override
+    value = override.get() if hasattr(override, "get") else override
+    return (value is not unset and entry.env_value_force is unset
+            and entry.env_value_default is unset and bool(value == entry.default))
 
 
 def restore_torch(state):
