@@ -28,10 +28,11 @@ pub struct Check {
 }
 
 /// The checks of `script` that compare two computations: an `if A OP B:` over a `raise`, or
-/// with no `message`, an `assert A OP B` without one, whose sides each reach a library call, through names bound once and the script's own
-/// functions and methods called (see [`LibraryCalls`]). (What an `assert` compares is kept by the anchor of its failure: the
-/// numbers its message shows stay computed, its figures written; a side of it may become the
-/// literal figure it was expected to equal.)
+/// with no `message`, an `assert A OP B` without one, whose sides each reach a library call,
+/// through names bound once and the script's own functions and methods called (see
+/// [`LibraryCalls`]). (What an `assert` with a message compares is kept by the anchor of its
+/// failure: the numbers its message shows stay computed, its figures written; a side of it
+/// may become the literal figure it was expected to equal.)
 ///
 /// With the failure's `message`, only the checks whose `raise` writes its head (the text
 /// before the first value it shows): a check the failure does not come from may go.
@@ -68,7 +69,7 @@ pub fn compared(script: &Script, message: Option<&str>) -> Vec<Check> {
     out
 }
 
-/// The top-level modules of the calls both sides reach.
+/// The top-level modules of the calls either side reaches.
 fn libraries(sides: &Sides) -> BTreeSet<String> {
     sides
         .iter()

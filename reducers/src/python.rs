@@ -139,12 +139,41 @@ impl Script {
     /// `None` when it holds a comment or a string that spans lines, or when the one line is
     /// not the same statement (a tuple of one element needs its comma).
     pub fn one_line(&self, stmt: &Stmt) -> Option<String> {
+        let out = self.joined(stmt)?;
+        let joined = Script::parse(out.as_str(), self.version)?;
+        let same = match joined.body() {
+            [one] => {
+                ruff_python_ast::comparable::ComparableStmt::from(one)
+                    == ruff_python_ast::comparable::ComparableStmt::from(stmt)
+            }
+            _ => false,
+        };
+        same.then_some(out)
+    }
+
+    /// The code of an expression written on one line, as [`Script::one_line`] writes a
+    /// statement; `None` when it cannot be, or when the one line is not the same expression.
+    pub fn one_line_expr(&self, expr: &Expr) -> Option<String> {
+        let out = self.joined(expr)?;
+        let joined = Script::parse(format!("({out})"), self.version)?;
+        let same = match joined.body() {
+            [Stmt::Expr(one)] => {
+                ruff_python_ast::comparable::ComparableExpr::from(&*one.value)
+                    == ruff_python_ast::comparable::ComparableExpr::from(expr)
+            }
+            _ => false,
+        };
+        same.then_some(out)
+    }
+
+    /// The tokens of `node` on one line (see [`Script::one_line`]), not checked.
+    fn joined(&self, node: &impl Ranged) -> Option<String> {
         use ruff_python_ast::token::TokenKind;
         let text = self.text.as_str();
         let mut out = String::new();
         let mut previous: Option<TokenKind> = None;
-        let mut at = stmt.range().start().to_usize();
-        for token in self.parsed.tokens().in_range(stmt.range()) {
+        let mut at = node.range().start().to_usize();
+        for token in self.parsed.tokens().in_range(node.range()) {
             let kind = token.kind();
             let range = span(token);
             match kind {
@@ -172,15 +201,7 @@ impl Script {
             previous = Some(kind);
             at = range.end;
         }
-        let joined = Script::parse(out.as_str(), self.version)?;
-        let same = match joined.body() {
-            [one] => {
-                ruff_python_ast::comparable::ComparableStmt::from(one)
-                    == ruff_python_ast::comparable::ComparableStmt::from(stmt)
-            }
-            _ => false,
-        };
-        same.then_some(out)
+        Some(out)
     }
 
     /// The source text of `expr` as it may stand in a tuple, as an argument or in place of

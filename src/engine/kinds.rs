@@ -65,6 +65,12 @@ pub fn plain_runner(sig: &Signature) -> Option<&'static str> {
     (!records_stores(sig)).then(|| runner(sig, false))
 }
 
+/// The runner that [`plain_runner`] gives for every signature it gives one for: what a warm
+/// run of the original runs under before its signature is known.
+pub fn first_runner() -> &'static str {
+    runner(&Signature::Exit(1), false)
+}
+
 /// `outcome` without the runner's report at the end of its stderr: what the run shows as a
 /// plain run.
 pub fn without_report(outcome: &Outcome) -> Outcome {

@@ -26,7 +26,7 @@
 use super::helpers::{delete_stmt, short};
 use crate::edit::{Candidate, Edit, line_of};
 use crate::pass::{Pass, PassInfo};
-use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, exprs_of, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, child_bodies, exprs_of, span};
 use crate::torch::torch_imports;
 
 pub struct ChainInPlace;
@@ -97,7 +97,7 @@ fn first_read(stmt: &Stmt, name: &str) -> Option<std::ops::Range<usize>> {
         // The value is evaluated before the targets are bound.
         Stmt::Assign(a) => exprs_of(&a.value),
         Stmt::AnnAssign(a) => exprs_of(a.value.as_deref()?),
-        _ if is_compound(stmt) => return None,
+        _ if !child_bodies(stmt).is_empty() => return None,
         _ => all_exprs(std::slice::from_ref(stmt)),
     };
     for expr in exprs {
@@ -110,20 +110,6 @@ fn first_read(stmt: &Stmt, name: &str) -> Option<std::ops::Range<usize>> {
         }
     }
     None
-}
-
-fn is_compound(stmt: &Stmt) -> bool {
-    matches!(
-        stmt,
-        Stmt::FunctionDef(_)
-            | Stmt::ClassDef(_)
-            | Stmt::If(_)
-            | Stmt::For(_)
-            | Stmt::While(_)
-            | Stmt::With(_)
-            | Stmt::Try(_)
-            | Stmt::Match(_)
-    )
 }
 
 #[cfg(test)]

@@ -34,8 +34,9 @@
 //! a list of one string become the string (`["k"]`), which iterates over its characters, nor
 //! a display handed to a library's call one of its elements (`tuple([x])` → `tuple(x)`
 //! iterates over `x`; `nested_tensor([t])` → `nested_tensor(t)` makes a tensor of another
-//! rank; a lambda handed over returns what it returned): an argument keeps its kind. A `tuple(…)` or `list(…)` of a display is written as the display it
-//! makes: `tuple([x])` → `(x,)`.
+//! rank; a lambda handed over returns what it returned): an argument keeps its kind. A
+//! `tuple(…)` or `list(…)` of a display is written as the display it makes: `tuple([x])` →
+//! `(x,)`.
 
 use super::helpers::{dedup, is_target, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of};

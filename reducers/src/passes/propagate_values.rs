@@ -203,10 +203,17 @@ impl<'a> Facts<'a> {
         })
     }
 
-    /// The text that stands for `value` at `at`: in parentheses unless it is atomic.
+    /// The text that stands for `value` at `at`: in parentheses unless it is atomic, on one
+    /// line where it can be (a value written over lines keeps no continuation lines indented
+    /// for the statement it came from).
     fn replacement(&self, value: &Expr, at: &Range<usize>) -> String {
         let text = self.script.text();
-        let inner = self.script.slice(value);
+        let slice = self.script.slice(value);
+        let joined = slice
+            .contains('\n')
+            .then(|| self.script.one_line_expr(value))
+            .flatten();
+        let inner = joined.as_deref().unwrap_or(slice);
         let concatenated = match value {
             Expr::StringLiteral(s) => s.value.is_implicit_concatenated(),
             Expr::BytesLiteral(b) => b.value.is_implicit_concatenated(),

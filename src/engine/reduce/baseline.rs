@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use super::Backend;
 use super::{Reduction, run_many, run_one};
 use crate::engine::gpu_memory::{self, DeviceWatch};
+use crate::engine::kinds;
 use crate::engine::memory;
 use crate::engine::process::{self, Outcome, Status};
 use crate::engine::verdict::{Signature, Verdict, describe};
@@ -30,12 +31,11 @@ pub(super) enum BaselineEnd {
 
 /// What the original's warm run beside its first cold one showed (see
 /// [`Reduction::first_runs`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
 enum WarmRun {
     /// None ran: two cold runs.
     NotRun,
-    /// It and the cold run failed the same way.
-    Same,
+    /// It and the cold run failed the same way: the warm run, with its runner's report.
+    Same(Box<Outcome>),
     /// One of them did not: a second cold run replaced it.
     Missed,
 }
@@ -55,6 +55,9 @@ pub(super) struct Baseline {
     /// Whether one of the runs was in a warm worker and failed the same way (see
     /// [`Reduction::start_warm_early`]).
     pub(super) warm_checked: bool,
+    /// That warm run, under [`kinds::first_runner`], its report kept: the kinds of the
+    /// original's calls, which `kept_path` need not run again for.
+    pub(super) warm_report: Option<Outcome>,
     /// How many of its runs were made before the reduction (see `Options::prior`).
     pub(super) prior_runs: usize,
 }
@@ -180,7 +183,9 @@ impl Reduction<'_> {
         let mut warm = self.workers.clone();
         warm.warm = Some(original);
         let (cold, warm) = std::thread::scope(|scope| {
-            let warm = scope.spawn(|| run_one(text, &warm));
+            // Under the runner a candidate runs under (the harness of a plain warm run), so
+            // that its report gives the kinds of the original's calls.
+            let warm = scope.spawn(|| warm.probe(text, kinds::first_runner()));
             let cold = match prior.into_iter().next() {
                 Some(cold) => Ok(cold),
                 None => run_one(text, &self.workers),
@@ -195,7 +200,10 @@ impl Reduction<'_> {
         let sig = given.cloned().or_else(|| Signature::derive(&cold));
         let both = |o: &Outcome| sig.as_ref().is_some_and(|s| s.judge(o) == Verdict::Same);
         match warm {
-            Ok(warm) if both(&cold) && both(&warm) => Ok((vec![cold, warm], WarmRun::Same)),
+            Ok(report) if both(&cold) && both(&kinds::without_report(&report)) => {
+                let plain = kinds::without_report(&report);
+                Ok((vec![cold, plain], WarmRun::Same(Box::new(report))))
+            }
             _ => Ok((vec![cold, run_one(text, &self.workers)?], WarmRun::Missed)),
         }
     }
@@ -218,7 +226,7 @@ impl Reduction<'_> {
         let prior = self.prior_runs(text);
         let prior_runs = prior.len();
         let (runs, warm) = self.first_runs(text, given.as_ref(), prior)?;
-        let warm_checked = warm == WarmRun::Same;
+        let warm_checked = matches!(warm, WarmRun::Same(_));
         if given.as_ref().is_some_and(|s| !s.is_out_of_memory())
             && runs.iter().all(crate::engine::verdict::out_of_memory)
         {
@@ -258,7 +266,7 @@ impl Reduction<'_> {
         // Every run, for one that failed the same way to read the anchor off.
         let mut all = runs.clone();
         // A warm run that missed may have been a flaky miss: more cold runs tell.
-        let (attempts, ratio) = if hits == 2 && warm != WarmRun::Missed {
+        let (attempts, ratio) = if hits == 2 && !matches!(warm, WarmRun::Missed) {
             (1, "2/2".to_string())
         } else {
             // The two disagree, or a given signature was missed twice: a flaky repro shows
@@ -290,6 +298,10 @@ impl Reduction<'_> {
             ratio,
             outcome,
             warm_checked,
+            warm_report: match warm {
+                WarmRun::Same(report) => Some(*report),
+                _ => None,
+            },
             prior_runs,
         })))
     }
@@ -407,17 +419,22 @@ impl Reduction<'_> {
         fs::canonicalize(file).with_context(|| format!("cannot resolve {}", file.display()))
     }
 
+    /// Whether a warm run of the script the reduction starts from failed as `base` says, in
+    /// the workers' mode: a torch script that crashed was checked in place, and its workers
+    /// now fork.
+    pub(super) fn warm_checked(&self, base: &Baseline) -> bool {
+        base.warm_checked
+            && self.start == self.text
+            && self.early_warm == Some(self.workers.in_process)
+    }
+
     /// Switches the workers to warm mode when the original fails the same way in a warm
     /// worker as it did cold (as one of its first runs did, or a run now); otherwise says so
     /// and stays cold. Returns why warm mode is off, `None` when it is on.
     pub(super) fn warm_up(&mut self, base: &Baseline) -> Result<Option<String>> {
         let original = self.original()?;
         let sig = &base.signature;
-        // Checked in the workers' mode: a torch script that crashed was checked in place,
-        // and its workers now fork.
-        let checked = base.warm_checked
-            && self.start == self.text
-            && self.early_warm == Some(self.workers.in_process);
+        let checked = self.warm_checked(base);
         let workers = &mut self.workers;
         workers.warm = Some(original);
         if checked {

@@ -184,7 +184,7 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
     };
     reduction.set_timeout(&base);
     let (guard, anchor) = reduction.guard(&base)?;
-    let (kinds, custom_run) = reduction.kept_path(&base.signature, &guard)?;
+    let (kinds, custom_run) = reduction.kept_path(&base.signature, &guard, None)?;
     Ok(Some(Settled {
         criteria: Criteria {
             sig: base.signature,
@@ -234,8 +234,14 @@ impl Reduction<'_> {
     /// No kinds for a failure that is not an exception, or a run that does not fail the same
     /// way; nor for a failed check (an `AssertionError`): what it compares is guarded by its
     /// control and anchor, and whether the compared values require grad (a `no_grad` block
-    /// kept or dropped) does not make the check legal or not.
-    fn kept_path(&self, sig: &Signature, guard: &Guard) -> Result<(Vec<Call>, Vec<String>)> {
+    /// kept or dropped) does not make the check legal or not. `warm_report`: the original's
+    /// warm run under [`crate::engine::kinds::first_runner`], when it may stand for that run.
+    fn kept_path(
+        &self,
+        sig: &Signature,
+        guard: &Guard,
+        warm_report: Option<&Outcome>,
+    ) -> Result<(Vec<Call>, Vec<String>)> {
         let check_kinds =
             matches!(sig, Signature::Exception { class, .. } if !class.ends_with("AssertionError"));
         let mut custom = match &guard.control {
@@ -246,7 +252,11 @@ impl Reduction<'_> {
             return Ok(Default::default());
         }
         let source = crate::engine::kinds::runner(sig, !custom.is_empty());
-        let outcome = self.workers.probe(&self.start, source)?;
+        // The original's warm run beside its first cold one ran under this runner already.
+        let outcome = match warm_report {
+            Some(report) if source == crate::engine::kinds::first_runner() => report.clone(),
+            _ => self.workers.probe(&self.start, source)?,
+        };
         if sig.judge(&outcome) != Verdict::Same {
             return Ok(Default::default());
         }
@@ -283,7 +293,11 @@ impl Reduction<'_> {
         };
         self.clock.lap("warm-up");
         let (guard, anchor) = self.guard(&base)?;
-        let (kinds, custom_run) = self.kept_path(&sig, &guard)?;
+        let report = base
+            .warm_report
+            .as_ref()
+            .filter(|_| self.warm_checked(&base));
+        let (kinds, custom_run) = self.kept_path(&sig, &guard, report)?;
         let run_dir = RunDir::create(
             &self
                 .options
