@@ -579,6 +579,27 @@ fn a_candidate_that_first_imports_dynamo_leaves_its_worker_in_use() {
 }
 
 #[test]
+fn a_config_that_tracing_set_back_to_its_defaults_leaves_the_worker_in_use() {
+    // Tracing a higher-order op (`while_loop` under `vmap`) patches dynamo's settings and sets
+    // them back as values equal to their defaults: not a changed setting. Counted as one,
+    // every candidate replaced its worker (a 6-line report ran past 300 s).
+    let Some(python) = torch_python() else { return };
+    let text = "import os\nimport torch\nprint(os.getpid(), flush=True)\n\
+                torch.vmap(lambda x: torch.while_loop(lambda x: x < 1, lambda x: (x + 1,), (x,)))(torch.zeros(1))\n";
+    let (_dir, workers) = in_process_worker(python, "import torch\n");
+    let outcomes: Vec<_> = (0..2)
+        .map(|_| workers.run_all(&[text]).remove(0).unwrap())
+        .collect();
+    assert!(
+        outcomes[0].stderr.contains("KeyError"),
+        "{}",
+        outcomes[0].stderr
+    );
+    assert_eq!(outcomes[0].stdout, outcomes[1].stdout);
+    assert!(workers.events().is_empty(), "{:?}", workers.events());
+}
+
+#[test]
 fn a_config_that_a_candidate_first_imported_and_changed_is_fresh_for_the_next() {
     // The worker of a plain torch script imports no config module before its first candidate:
     // one that imports dynamo's config and changes it leaves a worker that is replaced.

@@ -986,8 +986,10 @@ def untouched(config):
 def set_to_default(entry, unset):
     """Whether a config entry holds its default as a value set, with no environment variable
     for it."""
+    import contextvars
+
     override = entry.user_override
-    value = override.get() if hasattr(override, "get") else override
+    value = override.get() if isinstance(override, contextvars.ContextVar) else override
     return (value is not unset and entry.env_value_force is unset
             and entry.env_value_default is unset and bool(value == entry.default))
 
