@@ -48,7 +48,7 @@ pub fn compared(script: &Script, message: Option<&str>) -> Vec<Check> {
     let mut out = Vec::new();
     let bare = message.is_none_or(|m| m.trim().is_empty());
     for stmt in all_bodies(script.body()).into_iter().flatten() {
-        let (test, is_assert) = match stmt {
+        let (test, bare_assert) = match stmt {
             Stmt::If(i) if raises(script, &i.body, head) => (&*i.test, false),
             Stmt::Assert(a) if bare && a.msg.is_none() => (&*a.test, true),
             _ => continue,
@@ -59,7 +59,7 @@ pub fn compared(script: &Script, message: Option<&str>) -> Vec<Check> {
         };
         let sides = [reach(&c.left), reach(right)];
         if sides.iter().all(|s| !s.is_empty()) {
-            let libraries = match is_assert {
+            let libraries = match bare_assert {
                 true => libraries(&sides),
                 false => BTreeSet::new(),
             };
@@ -93,7 +93,7 @@ pub fn keeps(checks: &[Check], candidate: &Script, message: Option<&str>) -> boo
         now.iter().any(|got| {
             let [c, d] = &got.sides;
             ((meets(a, c) && meets(b, d)) || (meets(a, d) && meets(b, c)))
-                && check.libraries.is_subset(&libraries(&got.sides))
+                && (check.libraries.is_empty() || check.libraries.is_subset(&libraries(&got.sides)))
         })
     })
 }

@@ -30,6 +30,11 @@ const SET_ATTRIBUTE: &str = " of a value the script set it on";
 /// rewrite of every attribute store is left out elsewhere: a compiled function would trace
 /// it).
 pub fn runner(sig: &Signature, lines: bool) -> &'static str {
+    variant(lines, records_stores(sig))
+}
+
+/// The runner's source with `LINES` and `STORES` set as given.
+fn variant(lines: bool, stores: bool) -> &'static str {
     static VARIANTS: std::sync::LazyLock<[String; 4]> = std::sync::LazyLock::new(|| {
         let with = |lines: bool, stores: bool| {
             let mut source = SOURCE.to_string();
@@ -48,7 +53,7 @@ pub fn runner(sig: &Signature, lines: bool) -> &'static str {
             with(true, true),
         ]
     });
-    &VARIANTS[usize::from(lines) + 2 * usize::from(records_stores(sig))]
+    &VARIANTS[usize::from(lines) + 2 * usize::from(stores)]
 }
 
 /// Whether the runner for `sig` records the attributes the script sets (an `AttributeError`):
@@ -68,7 +73,7 @@ pub fn plain_runner(sig: &Signature) -> Option<&'static str> {
 /// The runner that [`plain_runner`] gives for every signature it gives one for: what a warm
 /// run of the original runs under before its signature is known.
 pub fn first_runner() -> &'static str {
-    runner(&Signature::Exit(1), false)
+    variant(false, false)
 }
 
 /// `outcome` without the runner's report at the end of its stderr: what the run shows as a

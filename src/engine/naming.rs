@@ -60,14 +60,7 @@ pub fn first_line(message: &str) -> String {
 /// `line` abstracted as [`abstracted`] does, but for the runs of numbers separated by commas,
 /// which keep their count: `(2, 4, j1, 16)` → `(#, #, j, #)`.
 fn ranked(line: &str) -> String {
-    let mut out = abstracted_words(line);
-    for sep in ["x", " x ", "*", " * "] {
-        let twice = format!("#{sep}#");
-        while out.contains(&twice) {
-            out = out.replace(&twice, "#");
-        }
-    }
-    out.replace("#,)", "#)")
+    collapse(&abstracted_words(line), &["x", " x ", "*", " * "])
 }
 
 /// Every prose line of `message` after its first, abstracted: what a candidate's message
@@ -173,7 +166,10 @@ fn names_something(line: &str) -> bool {
 /// generated name is dropped (`addmm_2` → `addmm`, `buf0` → `buf`, the symbolic size `s0` →
 /// `s`). Quoted names stay: another operator or backend is another bug.
 pub fn abstracted(line: &str) -> String {
-    collapse(&abstracted_words(line))
+    collapse(
+        &abstracted_words(line),
+        &[", ", ",", "x", " x ", "*", " * "],
+    )
 }
 
 /// `line` with each word abstracted, runs of numbers left as they are.
@@ -300,10 +296,10 @@ fn is_bit_width(stem: &str, counter: &str) -> bool {
     TYPES.contains(&stem.to_ascii_lowercase().as_str()) && WIDTHS.contains(&counter)
 }
 
-/// One `#` for a run of numbers: `#x#`, `#, #, #`, `# * #`.
-fn collapse(line: &str) -> String {
+/// One `#` for a run of numbers joined by one of `separators`: `#x#`, `#, #, #`, `# * #`.
+fn collapse(line: &str, separators: &[&str]) -> String {
     let mut out = line.to_string();
-    for sep in [", ", ",", "x", " x ", "*", " * "] {
+    for sep in separators {
         let twice = format!("#{sep}#");
         while out.contains(&twice) {
             out = out.replace(&twice, "#");

@@ -61,6 +61,15 @@ pub(crate) fn is_target(expr: &Expr) -> bool {
     matches!(ctx, ast::ExprContext::Store | ast::ExprContext::Del)
 }
 
+/// The last name of a callee: `randn` for `torch.randn`, `normal_` for `x.normal_`.
+pub(crate) fn callee_name(func: &Expr) -> Option<&str> {
+    match func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    }
+}
+
 /// Whether `s` can name a variable, a keyword argument or an attribute.
 pub(crate) fn is_identifier(s: &str) -> bool {
     s.chars()

@@ -38,7 +38,7 @@
 //! `tuple(…)` or `list(…)` of a display is written as the display it makes: `tuple([x])` →
 //! `(x,)`.
 
-use super::helpers::{dedup, is_target, largest_first, short};
+use super::helpers::{callee_name, dedup, is_target, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of};
 use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{
@@ -253,15 +253,6 @@ fn displays_handed_to_libraries(script: &Script, exprs: &[&Expr]) -> Vec<std::op
         .filter(|arg| matches!(arg, Expr::List(_) | Expr::Tuple(_) | Expr::Set(_)))
         .map(span)
         .collect()
-}
-
-/// The name a call's callee goes by: `f` for `f(…)`, `m` for `a.b.m(…)`.
-fn callee_name(func: &Expr) -> Option<&str> {
-    match func {
-        Expr::Name(n) => Some(n.id.as_str()),
-        Expr::Attribute(a) => Some(a.attr.as_str()),
-        _ => None,
-    }
 }
 
 /// Each `tuple(…)` or `list(…)` of a list or tuple display, written as the display it makes:

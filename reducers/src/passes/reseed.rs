@@ -36,7 +36,7 @@
 
 use std::collections::HashSet;
 
-use super::helpers::{delete_stmt, short};
+use super::helpers::{callee_name, delete_stmt, short};
 use crate::edit::{Candidate, Edit, lines_label};
 use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{Expr, Script, Stmt, all_exprs, assignment, exprs_of, span};
@@ -185,15 +185,6 @@ fn is_random_function(name: &str) -> bool {
     let name = name.trim_end_matches('_');
     let name = name.strip_suffix("_like").unwrap_or(name);
     DRAWS.contains(&name)
-}
-
-/// The last name of a callee: `randn` for `torch.randn`, `x.normal_`.
-fn callee_name(func: &Expr) -> Option<&str> {
-    match func {
-        Expr::Name(n) => Some(n.id.as_str()),
-        Expr::Attribute(a) => Some(a.attr.as_str()),
-        _ => None,
-    }
 }
 
 /// `a.b.c` for a chain of names and attributes.

@@ -199,9 +199,9 @@ impl Reduction<'_> {
         };
         let sig = given.cloned().or_else(|| Signature::derive(&cold));
         let both = |o: &Outcome| sig.as_ref().is_some_and(|s| s.judge(o) == Verdict::Same);
+        let warm = warm.map(|report| (kinds::without_report(&report), report));
         match warm {
-            Ok(report) if both(&cold) && both(&kinds::without_report(&report)) => {
-                let plain = kinds::without_report(&report);
+            Ok((plain, report)) if both(&cold) && both(&plain) => {
                 Ok((vec![cold, plain], WarmRun::Same(Box::new(report))))
             }
             _ => Ok((vec![cold, run_one(text, &self.workers)?], WarmRun::Missed)),
