@@ -662,7 +662,7 @@ impl Run<'_> {
         }
         if merged_parts > 1
             && let Some(text) = merged.apply(self.current.text())
-            && Script::parse(text.as_str(), self.options.version).is_some_and(|s| rules.allow(&s))
+            && rules.allow_edit(&merged, self.current.text(), &text, self.options.version)
         {
             self.ahead.start(&mut *self.oracle, &text);
             let verdict = self.ahead.take(&mut *self.oracle, &text, &mut || None, 0)?;
@@ -962,8 +962,17 @@ struct Rules {
     /// The checks that compare two computations, by the library calls each side reaches: a
     /// candidate keeps comparing them (see [`crate::compared`]).
     compared: Vec<crate::compared::Check>,
+    /// The asserts against a literal the failure comes from: a candidate keeps the inputs
+    /// they were worked out from (see [`crate::expected`]).
+    expected: Vec<crate::expected::Expected>,
+    /// The calls applied to another's result with the same settings: a candidate keeps them
+    /// alike (see [`crate::round_trips`]).
+    round_trips: Vec<crate::round_trips::RoundTrip>,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
+    /// Whether the pass moves values into lines, where they must fit (see
+    /// [`crate::passes::fits`]).
+    moves_values: bool,
 }
 
 impl Rules {
@@ -990,8 +999,23 @@ impl Rules {
             unit_sizes: crate::torch::marks_dynamic(current)
                 .then(|| crate::passes::unit_sizes(current)),
             compared: crate::compared::compared(current, message),
+            expected: crate::expected::expected(current, message),
+            round_trips: crate::round_trips::round_trips(current),
             message: message.map(str::to_string),
+            moves_values: pass.info().name == "propagate_values",
         }
+    }
+
+    /// Whether `candidate`, with `after` its text on `current`, is one the rules allow.
+    fn allow_edit(
+        &self,
+        candidate: &Candidate,
+        current: &str,
+        after: &str,
+        version: PythonVersion,
+    ) -> bool {
+        (!self.moves_values || crate::passes::fits(current, candidate))
+            && Script::parse(after, version).is_some_and(|s| self.allow(&s))
     }
 
     fn allow(&self, candidate: &Script) -> bool {
@@ -1007,6 +1031,8 @@ impl Rules {
                 .is_none_or(|most| crate::passes::unit_sizes(candidate) <= most)
             && kinds::module_values(candidate) <= self.module_values
             && crate::compared::keeps(&self.compared, candidate, self.message.as_deref())
+            && crate::expected::keeps(&self.expected, candidate)
+            && crate::round_trips::keeps(&self.round_trips, candidate)
             && self
                 .kinds
                 .as_ref()
@@ -1088,7 +1114,7 @@ fn next_candidate(candidates: &[Candidate], cursor: usize, gate: &Gate) -> Optio
         }
         let text = candidates[i].apply(current.text())?;
         ((smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
-            && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s)))
+            && rules.allow_edit(&candidates[i], current.text(), &text, options.version))
         .then_some((i, text))
     })
 }

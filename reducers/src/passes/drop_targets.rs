@@ -3,7 +3,8 @@
 //! ## What it removes
 //! In an assignment that unpacks a display into names (`a, b = x, y`), a name that nothing in
 //! its scope reads goes with the element it took; with one name left, the assignment is a plain
-//! one (`a = x`). First all of the statement's unread names at once, then each alone.
+//! one (`a = x`). First all of the statement's unread names at once, then each alone. Where
+//! the value is no display (`dtype, offset = fields['age']`), the unread names become `_`.
 //!
 //! ## Example
 //! ```python
@@ -15,15 +16,15 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Targets that are not all plain names (`self.a, b = …`, `*rest`), a value that is not a
-//! display of as many elements (`a, b = f()`), or one with a starred element; several targets
+//! Targets that are not all plain names (`self.a, b = …`, `*rest`), a display value with a
+//! starred element or not as many elements (a value that is no display gets `_`); several targets
 //! (`a, b = c, d = …`); a statement whose every name is unread (deleting statements covers
 //! it); a script that calls `locals()`, `globals()`, `vars()`, `eval` or `exec`, which may read
 //! any name.
 
 use crate::edit::{Candidate, Edit, lines_label};
 use crate::pass::{Pass, PassInfo};
-use crate::python::{Expr, Script, Stmt, all_bodies, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, ast, span};
 use crate::scopes::Scopes;
 
 pub struct DropTargets;
@@ -46,6 +47,8 @@ impl Pass for DropTargets {
             for stmt in body {
                 if let Some(pairs) = unpacking(stmt) {
                     candidates.extend(drops(script, &scopes, stmt, &pairs));
+                } else {
+                    candidates.extend(placeholders(script, &scopes, stmt));
                 }
             }
         }
@@ -118,6 +121,44 @@ fn drops(script: &Script, scopes: &Scopes, stmt: &Stmt, pairs: &[(&str, &Expr)])
             )
         })
         .collect()
+}
+
+/// For `a, b = f()`, whose value is no display to take elements from: the unread names as
+/// `_` (`dtype, _ = x.dtype.fields['age']`), all at once. A name already `_` stays; a
+/// statement whose every name is unread is left to the deletion of statements.
+fn placeholders(script: &Script, scopes: &Scopes, stmt: &Stmt) -> Option<Candidate> {
+    let Stmt::Assign(assign) = stmt else {
+        return None;
+    };
+    let [target] = &assign.targets[..] else {
+        return None;
+    };
+    let names: Vec<&ast::ExprName> = elements(target)?
+        .iter()
+        .map(|e| e.as_name_expr())
+        .collect::<Option<_>>()?;
+    let scope = scopes.innermost_at(span(stmt).start);
+    let unread: Vec<&ast::ExprName> = names
+        .iter()
+        .copied()
+        .filter(|n| !n.id.as_str().starts_with('_') && !is_read(scopes, n.id.as_str(), scope))
+        .collect();
+    let read = names.iter().any(|n| is_read(scopes, n.id.as_str(), scope));
+    if unread.is_empty() || !read {
+        return None;
+    }
+    let dropped: Vec<&str> = unread.iter().map(|n| n.id.as_str()).collect();
+    Some(Candidate::new(
+        format!(
+            "name the unread {} `_` at {}",
+            dropped.join(", "),
+            lines_label(script.text(), &span(stmt))
+        ),
+        unread
+            .iter()
+            .map(|n| Edit::replace(span(*n), "_".to_string()))
+            .collect(),
+    ))
 }
 
 /// `a = x` for one pair, `a, b = x, y` for more.

@@ -36,7 +36,9 @@
 //! iterates over `x`; `nested_tensor([t])` → `nested_tensor(t)` makes a tensor of another
 //! rank; a lambda handed over returns what it returned): an argument keeps its kind. A
 //! `tuple(…)` or `list(…)` of a display is written as the display it makes: `tuple([x])` →
-//! `(x,)`.
+//! `(x,)`. A comprehension's filter is not hoisted into (`if p.requires_grad` → `if p` tests
+//! the truth of a tensor); the filter is dropped whole instead (`… for p in ps if
+//! p.requires_grad` → `… for p in ps`).
 
 use super::helpers::{callee_name, dedup, is_target, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of};
@@ -85,9 +87,18 @@ impl Pass for HoistExpressions {
             })
             .collect();
         let handed = displays_handed_to_libraries(script, &exprs);
+        let filters: Vec<std::ops::Range<usize>> = comprehension_filters(&exprs)
+            .into_iter()
+            .map(|(_, test)| span(test))
+            .collect();
         for &expr in &exprs {
             let outer = span(expr);
             if callees.contains(&outer) {
+                continue;
+            }
+            // A comprehension's filter stays a test of what it tested (`if p.requires_grad`
+            // never becomes `if p`, the truth of a tensor): the filter goes whole instead.
+            if filters.contains(&outer) {
                 continue;
             }
             // A list a library takes keeps being one: `tuple([x])` iterates over a tensor's
@@ -177,6 +188,7 @@ impl Pass for HoistExpressions {
         out.extend(spread_displays(script, &exprs));
         out.extend(converted_displays(script, &exprs));
         out.extend(unused_bindings(script));
+        out.extend(unfiltered(script, &exprs));
         // `f(x, x)` offers `x` twice.
         dedup(&mut out);
         largest_first(&mut out);
@@ -391,6 +403,47 @@ fn expression_statements(script: &Script) -> Vec<std::ops::Range<usize>> {
 }
 
 /// A literal that evaluates nothing (an f-string evaluates its fields).
+/// Each filter of each comprehension (`if p.requires_grad`), with where its `if` starts:
+/// after the iterable or the filter before it.
+fn comprehension_filters<'a>(exprs: &[&'a Expr]) -> Vec<(usize, &'a Expr)> {
+    let generators = exprs.iter().flat_map(|e| match e {
+        Expr::ListComp(c) => &c.generators[..],
+        Expr::SetComp(c) => &c.generators[..],
+        Expr::DictComp(c) => &c.generators[..],
+        Expr::Generator(c) => &c.generators[..],
+        _ => &[],
+    });
+    generators
+        .flat_map(|g| {
+            let mut after = span(&g.iter).end;
+            g.ifs.iter().map(move |test| {
+                let from = after;
+                after = span(test).end;
+                (from, test)
+            })
+        })
+        .collect()
+}
+
+/// Each comprehension filter removed: `{n: p for n, p in named if p.requires_grad}` →
+/// `{n: p for n, p in named}`.
+fn unfiltered(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
+    comprehension_filters(exprs)
+        .into_iter()
+        .map(|(from, test)| {
+            let to = span(test).end;
+            Candidate::new(
+                format!(
+                    "drop the filter `if {}` at line {}",
+                    short(script.slice(test)),
+                    line_of(script.text(), to)
+                ),
+                vec![Edit::delete(from..to)],
+            )
+        })
+        .collect()
+}
+
 fn is_constant(expr: &Expr) -> bool {
     is_literal(expr) && !matches!(expr, Expr::FString(_))
 }
@@ -855,6 +908,25 @@ super().__eq__(other)
         assert!(!texts.iter().any(|t| t.contains("\n1\n")), "{texts:?}");
         // `total` is read by the augmented assignment: the first one stays a binding.
         assert!(!texts.iter().any(|t| t.starts_with("()")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_comprehension_filter_goes_whole_and_is_never_hoisted_into() {
+        let texts = results("v = {n: 1 for n, p in ps if p.requires_grad}\n");
+        assert!(
+            texts.contains(&"v = {n: 1 for n, p in ps}\n".to_string()),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t.contains("if p}")), "{texts:?}");
+        let two = results("v = [x for x in xs if x.a if x.b]\n");
+        assert!(
+            two.contains(&"v = [x for x in xs if x.b]\n".to_string()),
+            "{two:?}"
+        );
+        assert!(
+            two.contains(&"v = [x for x in xs if x.a]\n".to_string()),
+            "{two:?}"
+        );
     }
 
     #[test]

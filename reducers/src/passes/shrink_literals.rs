@@ -33,7 +33,8 @@
 //! ## When it cannot apply
 //! The literal text of f-strings, docstrings (a string that is a statement of its own), strings of fewer than
 //! sixteen characters that hold only letters, digits, spaces and `_-./` (`shrink_values`
-//! halves those), displays of fewer than four
+//! halves those; a longer one loses only its end, so that what is left reads as its
+//! beginning), displays of fewer than four
 //! elements or with a starred element or a `**mapping` entry.
 
 use std::ops::Range;
@@ -262,13 +263,13 @@ fn string_chunks(text: &str, contents: Range<usize>, line: usize) -> Vec<Candida
     }
     let characters: Vec<Range<usize>> = units.into_iter().map(|(r, _)| r).collect();
     let finest = characters.len().div_ceil(MAX_CHUNKS);
-    out.extend(chunks(
-        &characters,
-        contents.end,
-        finest,
-        "characters",
-        line,
-    ));
+    // A string of words (a long option name, a sentence) keeps its beginning: a cut inside
+    // it reads as a typo (`--nglonglong` for `--longlonglong`).
+    out.extend(
+        chunks(&characters, contents.end, finest, "characters", line)
+            .into_iter()
+            .filter(|c| structured || c.edits.iter().all(|e| e.range.end == contents.end)),
+    );
     out.into_iter()
         .map(|c| over_contents(text, &contents, c))
         .collect()
@@ -390,6 +391,20 @@ mod tests {
         assert_eq!(texts, ["s = b'\\n'\n", "s = b'\\x41'\n"]);
         assert!(results("s = 'eu-west-3'\n").is_empty());
         assert_eq!(results("s = '{1}'\n").len(), 4);
+    }
+
+    #[test]
+    fn a_long_string_of_words_loses_only_its_end() {
+        let texts = results("add_argument('--longlonglonglonglong')\n");
+        assert_eq!(
+            texts,
+            [
+                "add_argument('--longlongl')\n",
+                "add_argument('--longlonglonglong')\n",
+                "add_argument('--longlonglonglonglo')\n",
+                "add_argument('--longlonglonglonglon')\n",
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,206 @@
+//! A check against a figure the reporter worked out keeps the inputs it was worked out from.
+//!
+//! `assert len(data[index]) == 2, "masked values are not ignored"`, with `data` three numbers
+//! and `index` a masked array of three with one masked, expects 2 of those inputs. Shrunk to
+//! one number and no mask, it fails with the same message and shows nothing: 1 is not 2 on
+//! any version. Where an `assert` compares a computation with a literal, and nothing of the
+//! computation shows in its failure (no message, or a message written out), a candidate
+//! keeps that assert, and every literal the computation reads (in it, or in the one binding
+//! of a name it reads, at any depth) is still there: the values may move, not change or go.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::python::{Expr, Script, Stmt, all_bodies, assignment, exprs_of, is_literal};
+
+/// An `assert COMPUTED OP LITERAL` the failure comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    /// The literal side and the message, as written: the assert a candidate keeps.
+    written: (String, Option<String>),
+    /// The literals the computed side reads, as written, each as often as it reads it.
+    inputs: Vec<String>,
+}
+
+/// The asserts of `script` that compare a computation with a literal and show nothing of it
+/// when they fail (no message, or a written-out one) and that the failure comes from: its
+/// `message` is theirs (none or empty for one without).
+pub fn expected(script: &Script, message: Option<&str>) -> Vec<Expected> {
+    let message = message.map(str::trim).unwrap_or_default();
+    against_literals(script)
+        .into_iter()
+        .filter(|e| e.written.1.as_deref().unwrap_or_default().trim() == message)
+        .collect()
+}
+
+/// Whether `candidate` keeps each of `checks`: the same literal side and message, its
+/// computed side reading every literal it read (as often).
+pub fn keeps(checks: &[Expected], candidate: &Script) -> bool {
+    if checks.is_empty() {
+        return true;
+    }
+    let now = against_literals(candidate);
+    checks.iter().all(|check| {
+        now.iter()
+            .any(|got| got.written == check.written && holds(&got.inputs, &check.inputs))
+    })
+}
+
+/// Every `assert COMPUTED OP LITERAL` of `script` without a message or with a written-out one.
+fn against_literals(script: &Script) -> Vec<Expected> {
+    let bindings = single_bindings(script.body());
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| {
+            let Stmt::Assert(a) = stmt else { return None };
+            let msg = match a.msg.as_deref() {
+                None => None,
+                Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
+                Some(_) => return None,
+            };
+            let Expr::Compare(c) = &*a.test else {
+                return None;
+            };
+            let [right] = &c.comparators[..] else {
+                return None;
+            };
+            let (computed, figure) = match (literal(&c.left), literal(right)) {
+                (false, true) => (&*c.left, right),
+                (true, false) => (right, &*c.left),
+                _ => return None,
+            };
+            Some(Expected {
+                written: (script.slice(figure).to_string(), msg),
+                inputs: inputs(script, computed, &bindings),
+            })
+        })
+        .collect()
+}
+
+/// Whether `got` has each of `wanted`, as often.
+fn holds(got: &[String], wanted: &[String]) -> bool {
+    let mut left: HashMap<&str, usize> = HashMap::new();
+    for value in got {
+        *left.entry(value).or_default() += 1;
+    }
+    wanted.iter().all(|value| {
+        left.get_mut(value.as_str()).is_some_and(|n| {
+            *n > 0 && {
+                *n -= 1;
+                true
+            }
+        })
+    })
+}
+
+/// A literal, a negative one, or a tuple or list of them.
+fn literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::UnaryOp(u) => literal(&u.operand),
+        Expr::Tuple(t) => t.elts.iter().all(literal),
+        Expr::List(l) => l.elts.iter().all(literal),
+        e => is_literal(e) && !matches!(e, Expr::FString(_)),
+    }
+}
+
+/// The value of each name the script binds once, by `name = value`, at any depth.
+fn single_bindings(body: &[Stmt]) -> HashMap<&str, &Expr> {
+    let mut seen: HashMap<&str, Option<&Expr>> = HashMap::new();
+    for stmt in all_bodies(body).into_iter().flatten() {
+        let Some((targets, value)) = assignment(stmt) else {
+            continue;
+        };
+        for target in targets {
+            for name in exprs_of(target)
+                .into_iter()
+                .filter_map(|e| e.as_name_expr())
+            {
+                let simple = matches!(target, Expr::Name(_)) && matches!(stmt, Stmt::Assign(_));
+                seen.entry(name.id.as_str())
+                    .and_modify(|v| *v = None)
+                    .or_insert(simple.then_some(value));
+            }
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+}
+
+/// The literals `expr` reads, through the names bound once, each as written.
+fn inputs(script: &Script, expr: &Expr, bindings: &HashMap<&str, &Expr>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut visited = HashSet::new();
+    let mut pending = vec![expr];
+    while let Some(expr) = pending.pop() {
+        for e in exprs_of(expr) {
+            match e {
+                Expr::Name(n) => {
+                    if let Some(value) = bindings.get(n.id.as_str())
+                        && visited.insert(n.id.as_str())
+                    {
+                        pending.push(value);
+                    }
+                }
+                e if is_literal(e) && !matches!(e, Expr::FString(_)) => {
+                    out.push(script.slice(e).to_string())
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    fn parse(text: &str) -> Script {
+        Script::parse(text, PythonVersion::PY311).unwrap()
+    }
+
+    const MESSAGE: &str = "masked values are not ignored.";
+
+    fn masked(data: &str, index: &str) -> Script {
+        parse(&format!(
+            "import numpy as np\ndata = np.array({data})\nindex = np.ma.masked_array({index})\nprint(data[index])\nassert len(data[index]) == 2, \"{MESSAGE}\"\n"
+        ))
+    }
+
+    #[test]
+    fn a_figure_keeps_the_inputs_it_was_worked_out_from() {
+        let original = masked("[1.0, 2.0, 3.0]", "[0, 1, 2], mask=[False, True, False]");
+        let checks = expected(&original, Some(MESSAGE));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].inputs.len(), 9, "{:?}", checks[0].inputs);
+        // The values moved into the assert: kept.
+        let inlined = parse(&format!(
+            "import numpy as np\nassert len(np.array([1.0, 2.0, 3.0])[np.ma.masked_array([0, 1, 2], mask=[False, True, False])]) == 2, \"{MESSAGE}\"\n"
+        ));
+        assert!(keeps(&checks, &inlined));
+        // The mask gone, or the data shrunk: refused.
+        assert!(!keeps(&checks, &masked("[1.0, 2.0, 3.0]", "[0, 1, 2]")));
+        assert!(!keeps(
+            &checks,
+            &masked("[1.0]", "[0], mask=[False, True, False]")
+        ));
+        // The computation frozen to its value, or the assert gone: refused.
+        let frozen = parse(&format!("assert 3 == 2, \"{MESSAGE}\"\n"));
+        assert!(!keeps(&checks, &frozen));
+        assert!(!keeps(&checks, &parse("raise AssertionError\n")));
+    }
+
+    #[test]
+    fn only_an_assert_that_shows_nothing_and_that_fails_counts() {
+        let shown = parse("x = len([1, 2])\nassert x == 3, f'got {x}'\n");
+        assert!(expected(&shown, Some("got 2")).is_empty());
+        let two = parse("x = 1\nassert x == 1, 'first'\nassert x == 2, 'second'\n");
+        let checks = expected(&two, Some("second"));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].inputs, ["1"]);
+        let computed = parse("import math\nassert math.sqrt(4) == math.sqrt(5)\n");
+        assert!(expected(&computed, Some("")).is_empty());
+    }
+}
