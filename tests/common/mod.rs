@@ -173,7 +173,7 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
     reduce_case_with(case, python, &[])
 }
 
-/// [`reduce_case`] with `extra` arguments (`--cold`).
+/// [`reduce_case`] with `extra` arguments (`--cold`; `--jobs N` in place of `--jobs 2`).
 pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Reduced, String> {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("repro.py");
@@ -190,14 +190,12 @@ pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Re
             .arg("reduce")
             .arg(&input)
             .args(sig)
-            .args([
-                "--exhaustive",
-                "--jobs",
-                "2",
-                "--no-cache",
-                "--json",
-                "--quiet",
-            ])
+            .args(["--exhaustive", "--no-cache", "--json", "--quiet"])
+            .args(if extra.contains(&"--jobs") {
+                &[][..]
+            } else {
+                &["--jobs", "2"][..]
+            })
             .args(extra)
             .arg("--python")
             .arg(python),
