@@ -1,8 +1,8 @@
 //! The torch corpus against the pinned PyTorch venv (`SCRUB_TORCH_PYTHON`, set by
 //! `scripts/test`): every hand-written repro fails the same way, and every case reduces with
-//! `--exhaustive --jobs 1` (two at a time) to its bound and keeps its bug (warm and cold runs
-//! of its original agree; the result is raised in the same library function, its control or
-//! fix passes, and so does it with its injected bug switched off).
+//! `--exhaustive` to its bound and keeps its bug (warm and cold runs of its original agree; the
+//! result is raised in the same library function, its control or fix passes, and so does it
+//! with its injected bug switched off).
 
 mod common;
 
@@ -175,10 +175,8 @@ const TRANSFORM: &str = "a transform → the code it transforms, run plainly";
 const CUSTOM: &str = "the script's own computation → the reference it is compared with";
 
 // Two tests that take the cases from one queue, so that two reductions run side by side
-// until the last, each with one worker: the two cores are busy with one reduction's
-// candidates each, and neither starts a second warm worker (an `import torch`, and for a
-// compiled script a warm-up compile) nor runs a candidate a window's first win makes moot.
-// The parallel loop is the pure corpus's and `scrub bench`'s.
+// until the last: the minifier's queries and the cold runs around a reduction keep one core
+// busy at a time.
 
 #[test]
 fn every_torch_case_reduces_to_its_bound_and_keeps_its_bug() {
@@ -213,12 +211,12 @@ fn queue() -> &'static Queue {
     })
 }
 
-/// Reduces the cases it takes from the queue with `--exhaustive --jobs 1`, each to its bound
-/// and keeping its bug.
+/// Reduces the cases it takes from the queue with `--exhaustive`, each to its bound and
+/// keeping its bug.
 fn reduce_queued_cases() {
     let Some(python) = torch_python() else { return };
     queue().drain(|case| {
-        let reduced = reduce_case_with(case, &python, &["--jobs", "1"])?;
+        let reduced = reduce_case(case, &python)?;
         let lost = lost(case, &reduced, &python);
         match lost.is_empty() {
             true => Ok(reduced.row),

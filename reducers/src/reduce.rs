@@ -662,7 +662,7 @@ impl Run<'_> {
         }
         if merged_parts > 1
             && let Some(text) = merged.apply(self.current.text())
-            && rules.allow_edit(&merged, self.current.text(), &text, self.options.version)
+            && Script::parse(text.as_str(), self.options.version).is_some_and(|s| rules.allow(&s))
         {
             self.ahead.start(&mut *self.oracle, &text);
             let verdict = self.ahead.take(&mut *self.oracle, &text, &mut || None, 0)?;
@@ -970,9 +970,6 @@ struct Rules {
     round_trips: Vec<crate::round_trips::RoundTrip>,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
-    /// Whether the pass moves values into lines, where they must fit (see
-    /// [`crate::passes::fits`]).
-    moves_values: bool,
 }
 
 impl Rules {
@@ -1002,20 +999,7 @@ impl Rules {
             expected: crate::expected::expected(current, message),
             round_trips: crate::round_trips::round_trips(current),
             message: message.map(str::to_string),
-            moves_values: pass.info().name == "propagate_values",
         }
-    }
-
-    /// Whether `candidate`, with `after` its text on `current`, is one the rules allow.
-    fn allow_edit(
-        &self,
-        candidate: &Candidate,
-        current: &str,
-        after: &str,
-        version: PythonVersion,
-    ) -> bool {
-        (!self.moves_values || crate::passes::fits(current, candidate))
-            && Script::parse(after, version).is_some_and(|s| self.allow(&s))
     }
 
     fn allow(&self, candidate: &Script) -> bool {
@@ -1114,7 +1098,7 @@ fn next_candidate(candidates: &[Candidate], cursor: usize, gate: &Gate) -> Optio
         }
         let text = candidates[i].apply(current.text())?;
         ((smaller(&text, current.text()) || grows.is_some_and(|a| !a.contains(&text)))
-            && rules.allow_edit(&candidates[i], current.text(), &text, options.version))
+            && Script::parse(text.as_str(), options.version).is_some_and(|s| rules.allow(&s)))
         .then_some((i, text))
     })
 }

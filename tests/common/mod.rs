@@ -173,7 +173,7 @@ pub fn reduce_case(case: &Case, python: &Path) -> Result<Reduced, String> {
     reduce_case_with(case, python, &[])
 }
 
-/// [`reduce_case`] with `extra` arguments (`--cold`; `--jobs N` in place of `--jobs 2`).
+/// [`reduce_case`] with `extra` arguments (`--cold`).
 pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Reduced, String> {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("repro.py");
@@ -190,12 +190,14 @@ pub fn reduce_case_with(case: &Case, python: &Path, extra: &[&str]) -> Result<Re
             .arg("reduce")
             .arg(&input)
             .args(sig)
-            .args(["--exhaustive", "--no-cache", "--json", "--quiet"])
-            .args(if extra.contains(&"--jobs") {
-                &[][..]
-            } else {
-                &["--jobs", "2"][..]
-            })
+            .args([
+                "--exhaustive",
+                "--jobs",
+                "2",
+                "--no-cache",
+                "--json",
+                "--quiet",
+            ])
             .args(extra)
             .arg("--python")
             .arg(python),

@@ -158,7 +158,6 @@ registry! {
 /// Read by the loop, which refuses a candidate that builds a dataclass with fields that do not
 /// fit (see [`crate::reduce`]).
 pub(crate) use fold_dataclasses::misfit_constructions;
-pub(crate) use propagate_values::fits;
 pub(crate) use shrink_dims::unit_sizes;
 
 /// Finds a registered pass by name.

@@ -47,8 +47,6 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! A value that would make a line that fits no longer fit (88 columns), unless the value
-//! alone does not fit (a table of data still goes to its one use).
 //! A name bound more than once in any way (augmented assignment, `for`, `with`, `del`,
 //! `global`, import, parameter), a dunder name, a class attribute; a use that refers to
 //! another binding (a local of another function); a value that yields, awaits or binds a
@@ -60,7 +58,6 @@
 //! class attribute that any code sets through an instance (`c.attr = 3`).
 
 use super::helpers::{delete_stmt, first_param, short};
-use super::join_lines::WIDTH;
 use crate::edit::{Candidate, Edit, line_of};
 use crate::pass::{Pass, PassInfo};
 use crate::python::is_atomic;
@@ -89,33 +86,6 @@ impl Pass for PropagateValues {
         out.extend(look_up_displays(script));
         out
     }
-}
-
-/// Whether `candidate` moves its values only into lines where they fit: the columns past the
-/// line limit, over all lines, grow by no more than those of the longest value moved (a
-/// table of data that fits on no line still goes to its one use). A reader keeps `data =
-/// …` and `index = …` over one line of 150 columns. (The loop checks it, merged candidates
-/// included.)
-pub(crate) fn fits(text: &str, candidate: &Candidate) -> bool {
-    let Some(after) = candidate.apply(text) else {
-        return true;
-    };
-    let own = candidate
-        .edits
-        .iter()
-        .map(|e| past_limit(&e.replacement))
-        .max()
-        .unwrap_or(0);
-    overflow(&after) <= overflow(text) + own
-}
-
-/// The columns by which the lines of `text` reach past the line limit, in all.
-fn overflow(text: &str) -> usize {
-    text.lines().map(past_limit).sum()
-}
-
-fn past_limit(line: &str) -> usize {
-    line.chars().count().saturating_sub(WIDTH)
 }
 
 /// What the three kinds of candidates look up in the script.
@@ -946,26 +916,6 @@ mod tests {
     fn a_name_bound_once_becomes_its_value_everywhere() {
         let text = "key = 'k' + s\nf(key)\ng(key.upper())\n";
         assert_eq!(results(text), ["f(('k' + s))\ng(('k' + s).upper())\n"]);
-    }
-
-    #[test]
-    fn a_value_goes_only_where_it_fits_unless_it_fits_nowhere() {
-        let fitting = |text: &str| -> Vec<String> {
-            let script = Script::parse(text, crate::python::PythonVersion::PY311).unwrap();
-            PropagateValues
-                .candidates(&script)
-                .into_iter()
-                .filter(|c| fits(text, c))
-                .filter_map(|c| c.apply(text))
-                .collect()
-        };
-        let check = format!("assert len(data[index]) == 2, \"{}\"\n", "m".repeat(40));
-        let short = format!("data = np.array([1.0, 2.0, 3.0])\nindex = [0, 1, 2]\n{check}");
-        let texts = fitting(&short);
-        assert_eq!(texts.len(), 1, "{texts:?}");
-        assert!(texts[0].contains("data[[0, 1, 2]]"), "{texts:?}");
-        let table = format!("data = [{}]\n{check}", vec!["1.0"; 30].join(", "));
-        assert_eq!(fitting(&table).len(), 1);
     }
 
     #[test]
