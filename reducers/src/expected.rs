@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::python::{Expr, Script, Stmt, all_bodies, assignment, exprs_of, is_literal};
+use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, is_plain_literal, single_bindings};
 
 /// An `assert COMPUTED OP LITERAL` the failure comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,32 +99,8 @@ fn literal(expr: &Expr) -> bool {
         Expr::UnaryOp(u) => literal(&u.operand),
         Expr::Tuple(t) => t.elts.iter().all(literal),
         Expr::List(l) => l.elts.iter().all(literal),
-        e => is_literal(e) && !matches!(e, Expr::FString(_)),
+        e => is_plain_literal(e),
     }
-}
-
-/// The value of each name the script binds once, by `name = value`, at any depth.
-fn single_bindings(body: &[Stmt]) -> HashMap<&str, &Expr> {
-    let mut seen: HashMap<&str, Option<&Expr>> = HashMap::new();
-    for stmt in all_bodies(body).into_iter().flatten() {
-        let Some((targets, value)) = assignment(stmt) else {
-            continue;
-        };
-        for target in targets {
-            for name in exprs_of(target)
-                .into_iter()
-                .filter_map(|e| e.as_name_expr())
-            {
-                let simple = matches!(target, Expr::Name(_)) && matches!(stmt, Stmt::Assign(_));
-                seen.entry(name.id.as_str())
-                    .and_modify(|v| *v = None)
-                    .or_insert(simple.then_some(value));
-            }
-        }
-    }
-    seen.into_iter()
-        .filter_map(|(k, v)| Some((k, v?)))
-        .collect()
 }
 
 /// The literals `expr` reads, through the names bound once, each as written.
@@ -142,9 +118,7 @@ fn inputs(script: &Script, expr: &Expr, bindings: &HashMap<&str, &Expr>) -> Vec<
                         pending.push(value);
                     }
                 }
-                e if is_literal(e) && !matches!(e, Expr::FString(_)) => {
-                    out.push(script.slice(e).to_string())
-                }
+                e if is_plain_literal(e) => out.push(script.slice(e).to_string()),
                 _ => {}
             }
         }

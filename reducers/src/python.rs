@@ -325,6 +325,36 @@ pub fn is_literal(expr: &Expr) -> bool {
     )
 }
 
+/// Whether `expr` is a literal that evaluates nothing (an f-string evaluates its fields).
+pub fn is_plain_literal(expr: &Expr) -> bool {
+    is_literal(expr) && !matches!(expr, Expr::FString(_))
+}
+
+/// The value of each name that `body` binds exactly once, at any depth, by `name = value`
+/// (a name also bound in any other assignment, an unpacking included, is left out).
+pub fn single_bindings(body: &[Stmt]) -> std::collections::HashMap<&str, &Expr> {
+    let mut seen: std::collections::HashMap<&str, Option<&Expr>> = std::collections::HashMap::new();
+    for stmt in all_bodies(body).into_iter().flatten() {
+        let Some((targets, value)) = assignment(stmt) else {
+            continue;
+        };
+        for target in targets {
+            let simple = matches!(target, Expr::Name(_)) && matches!(stmt, Stmt::Assign(_));
+            for name in exprs_of(target)
+                .into_iter()
+                .filter_map(|e| e.as_name_expr())
+            {
+                seen.entry(name.id.as_str())
+                    .and_modify(|v| *v = None)
+                    .or_insert(simple.then_some(value));
+            }
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+}
+
 /// Whether `expr` can stand anywhere an expression can without parentheses.
 pub fn is_atomic(expr: &Expr) -> bool {
     match expr {

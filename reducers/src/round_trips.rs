@@ -9,9 +9,7 @@
 //! value at the same place after the first), a candidate that still has the pair keeps those
 //! arguments alike: both or neither, with the same value.
 
-use std::collections::HashMap;
-
-use crate::python::{Expr, Script, all_bodies, all_exprs, assignment, ast};
+use crate::python::{Expr, Script, all_exprs, ast, single_bindings};
 
 /// Where an argument is, in both calls of a pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,27 +63,14 @@ pub fn keeps(trips: &[RoundTrip], candidate: &Script) -> bool {
 
 /// Each call whose first argument is a call's result, with that call.
 fn pairs(script: &Script) -> Vec<(&ast::ExprCall, &ast::ExprCall)> {
-    let mut bound: HashMap<&str, Option<&ast::ExprCall>> = HashMap::new();
-    for stmt in all_bodies(script.body()).into_iter().flatten() {
-        let Some((targets, value)) = assignment(stmt) else {
-            continue;
-        };
-        for target in targets {
-            if let Expr::Name(n) = target {
-                bound
-                    .entry(n.id.as_str())
-                    .and_modify(|v| *v = None)
-                    .or_insert(value.as_call_expr());
-            }
-        }
-    }
+    let bound = single_bindings(script.body());
     all_exprs(script.body())
         .into_iter()
         .filter_map(|e| {
             let outer = e.as_call_expr()?;
             let inner = match outer.arguments.args.first()? {
                 Expr::Call(c) => c,
-                Expr::Name(n) => (*bound.get(n.id.as_str())?)?,
+                Expr::Name(n) => bound.get(n.id.as_str())?.as_call_expr()?,
                 _ => return None,
             };
             Some((outer, inner))

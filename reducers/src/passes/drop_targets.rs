@@ -138,13 +138,14 @@ fn placeholders(script: &Script, scopes: &Scopes, stmt: &Stmt) -> Option<Candida
         .map(|e| e.as_name_expr())
         .collect::<Option<_>>()?;
     let scope = scopes.innermost_at(span(stmt).start);
-    let unread: Vec<&ast::ExprName> = names
-        .iter()
-        .copied()
-        .filter(|n| !n.id.as_str().starts_with('_') && !is_read(scopes, n.id.as_str(), scope))
+    let (read, unread): (Vec<&ast::ExprName>, Vec<&ast::ExprName>) = names
+        .into_iter()
+        .partition(|n| is_read(scopes, n.id.as_str(), scope));
+    let unread: Vec<&ast::ExprName> = unread
+        .into_iter()
+        .filter(|n| !n.id.as_str().starts_with('_'))
         .collect();
-    let read = names.iter().any(|n| is_read(scopes, n.id.as_str(), scope));
-    if unread.is_empty() || !read {
+    if unread.is_empty() || read.is_empty() {
         return None;
     }
     let dropped: Vec<&str> = unread.iter().map(|n| n.id.as_str()).collect();

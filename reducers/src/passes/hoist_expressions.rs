@@ -44,7 +44,8 @@ use super::helpers::{callee_name, dedup, is_target, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of};
 use crate::pass::{Pass, PassInfo, Phase};
 use crate::python::{
-    Expr, Script, SourceOrderVisitor, all_exprs, ast, is_atomic, is_literal, source_order, span,
+    Expr, Script, SourceOrderVisitor, all_exprs, ast, is_atomic, is_literal, is_plain_literal,
+    source_order, span,
 };
 
 pub struct HoistExpressions;
@@ -157,7 +158,7 @@ impl Pass for HoistExpressions {
                 }
                 // A statement that is a constant alone does nothing (`class Config: 0`):
                 // deleting it is the candidate that says so, and leaves `pass` in a block.
-                if is_constant(child) && statements.contains(&outer) {
+                if is_plain_literal(child) && statements.contains(&outer) {
                     continue;
                 }
                 // A literal that would be called or subscripted fails at once, whatever the
@@ -402,7 +403,6 @@ fn expression_statements(script: &Script) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
-/// A literal that evaluates nothing (an f-string evaluates its fields).
 /// Each filter of each comprehension (`if p.requires_grad`), with where its `if` starts:
 /// after the iterable or the filter before it.
 fn comprehension_filters<'a>(exprs: &[&'a Expr]) -> Vec<(usize, &'a Expr)> {
@@ -442,10 +442,6 @@ fn unfiltered(script: &Script, exprs: &[&Expr]) -> Vec<Candidate> {
             )
         })
         .collect()
-}
-
-fn is_constant(expr: &Expr) -> bool {
-    is_literal(expr) && !matches!(expr, Expr::FString(_))
 }
 
 /// Each assignment to a name that nothing else reads (`self = nn.Dropout2d(1.5)`, `total +=
@@ -497,7 +493,7 @@ fn unused_bindings(script: &Script) -> Vec<Candidate> {
         // A constant computes nothing: `limit = 0` goes whole (delete_statements), never to
         // a statement `0`, which is all that a class body emptied this way would hold. A
         // walrus is no statement without the parentheses that its slice leaves out.
-        if read_elsewhere || is_constant(value) || matches!(value, Expr::Named(_)) {
+        if read_elsewhere || is_plain_literal(value) || matches!(value, Expr::Named(_)) {
             continue;
         }
         out.push(Candidate::new(
