@@ -11,6 +11,7 @@ pub mod edit;
 pub mod expected;
 pub mod fix;
 pub mod kinds;
+pub mod long_lines;
 pub mod minified;
 pub mod pass;
 pub mod passes;

@@ -145,6 +145,17 @@ pub(crate) fn delete_stmt(script: &Script, body: &[Stmt], i: usize, is_module: b
     delete_stmts(script, &body[i..=i], body.len() == 1 && !is_module)
 }
 
+/// The width, in characters, of the line holding `range` once `range` reads `replacement`.
+pub(crate) fn width_with(text: &str, range: &Range<usize>, replacement: &str) -> usize {
+    let start = line_start(text, range.start);
+    let end = text[range.end..]
+        .find('\n')
+        .map_or(text.len(), |i| range.end + i);
+    text[start..range.start].chars().count()
+        + replacement.chars().count()
+        + text[range.end..end].chars().count()
+}
+
 /// Whether `edit` leaves the text as it is.
 pub(crate) fn is_no_op(text: &str, edit: &Edit) -> bool {
     text.get(edit.range.clone()) == Some(edit.replacement.as_str())

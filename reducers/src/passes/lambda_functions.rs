@@ -24,13 +24,13 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! A lambda that would push a line that fits in 88 columns past them (the `def` reads
-//! better); a function that is decorated, `async`, has annotations, more than one statement (a
+//! A lambda that would push a line that fits in 88 columns past them, or any line past 120
+//! (the `def` reads better); a function that is decorated, `async`, has annotations, more than one statement (a
 //! docstring counts), a statement other than `return e` or an expression, or that yields or
 //! awaits; a name defined or read more than once, or read anywhere but as an argument of a
 //! call in module-level code (a nested scope could see other names).
 
-use super::helpers::{delete_stmt, short};
+use super::helpers::{delete_stmt, short, width_with};
 use crate::edit::{Candidate, Edit, line_of};
 use crate::pass::{Pass, PassInfo};
 use crate::python::{Expr, Script, Stmt, all_exprs, ast, span};
@@ -71,11 +71,15 @@ impl Pass for LambdaFunctions {
                 ));
             }
             // A lambda that pushes a line that fits past the width a person writes stays a
-            // `def` (a line already longer gets no worse).
+            // `def`, and so does one that makes a line too long to paste (a line already
+            // longer than the first may grow up to the second).
             let text = script.text();
-            let width = super::join_lines::WIDTH;
-            if width_with(text, &read, &text[read.clone()]) <= width
-                && width_with(text, &read, &lambda) > width
+            let (before, after) = (
+                width_with(text, &read, &text[read.clone()]),
+                width_with(text, &read, &lambda),
+            );
+            if after > super::join_lines::WIDTH
+                && (before <= super::join_lines::WIDTH || after > crate::long_lines::LIMIT)
             {
                 continue;
             }
@@ -145,17 +149,6 @@ fn compiled_call<'a>(
             passed: script.slice(&call.arguments),
         })
     })
-}
-
-/// The width of the line that holds `range` in `text`, once `range` is `replacement`.
-fn width_with(text: &str, range: &std::ops::Range<usize>, replacement: &str) -> usize {
-    let start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[range.end..]
-        .find('\n')
-        .map_or(text.len(), |i| range.end + i);
-    text[start..range.start].chars().count()
-        + replacement.chars().count()
-        + text[range.end..end].chars().count()
 }
 
 /// `lambda PARAMETERS: e` for a function of one statement `return e` or `e`.

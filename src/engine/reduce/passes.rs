@@ -112,7 +112,8 @@ impl Counts {
 
 impl Reduction<'_> {
     /// Runs the passes from the prepared script (see `Loop::prepare`) to the stop rule, and
-    /// then, when scrub inserted a seed, tries the result without it.
+    /// then, when scrub inserted a seed, tries the result without it; last, names the values of
+    /// lines too long to paste.
     pub(super) fn passes(&mut self, ground: &Ground) -> Result<Looped> {
         let mut oracle = ProcessOracle::new(
             &self.start,
@@ -157,6 +158,9 @@ impl Reduction<'_> {
             scrub_reducers::reduce(&start, PASSES, &mut passes.oracle, &passes.options)?;
         if seeded && reduction.stop != StopReason::Interrupted {
             passes.without_seed(&mut reduction)?;
+        }
+        if reduction.stop != StopReason::Interrupted {
+            passes.name_long_values(&mut reduction, &self.text)?;
         }
         self.start = start;
         self.console.finish();

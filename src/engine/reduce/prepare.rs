@@ -3,6 +3,7 @@
 //! script), and the seed taken out again at the end when the result fails without it.
 
 use anyhow::Result;
+use scrub_reducers::long_lines::{LIMIT as LINE_LIMIT, NameLongValues};
 use scrub_reducers::{StopReason, count_lines};
 
 use super::passes::Loop;
@@ -125,17 +126,30 @@ impl Loop<'_> {
             .filter_map(scrub_reducers::passes::by_name)
             .collect();
         let again = scrub_reducers::reduce(&text, &tidy, &mut self.oracle, &self.options)?;
-        for row in again.passes {
-            if let Some(total) = reduction.passes.iter_mut().find(|p| p.name == row.name) {
-                total.candidates += row.candidates;
-                total.accepted += row.accepted;
-                total.bytes_removed += row.bytes_removed;
-            }
-        }
-        reduction.text = again.text;
-        if again.stop == StopReason::Interrupted {
-            reduction.stop = again.stop;
-        }
+        absorb(reduction, again);
+        Ok(())
+    }
+
+    /// Names the values on the result's lines that are too long to paste, with the names
+    /// `original` gave them (see [`NameLongValues`]); each step is judged as the passes' are.
+    pub(super) fn name_long_values(
+        &mut self,
+        reduction: &mut scrub_reducers::Reduction,
+        original: &str,
+    ) -> Result<()> {
+        let too_long = |text: &str| text.lines().any(|l| l.chars().count() > LINE_LIMIT);
+        let original = scrub_reducers::Script::parse(original, self.options.version);
+        let (true, Some(original)) = (too_long(&reduction.text), original) else {
+            return Ok(());
+        };
+        let pass = NameLongValues::of(&original);
+        // Every step, however few lines the script has left.
+        let options = scrub_reducers::Options {
+            target_lines: None,
+            ..self.options.clone()
+        };
+        let again = scrub_reducers::reduce(&reduction.text, &[&pass], &mut self.oracle, &options)?;
+        absorb(reduction, again);
         Ok(())
     }
 
@@ -175,5 +189,24 @@ impl Loop<'_> {
             }
             Ok(None) => Ok(None),
         }
+    }
+}
+
+/// `reduction` continued by `again`, a run of some passes from its result: `again`'s text and
+/// stop, with its figures added to the passes' rows.
+fn absorb(reduction: &mut scrub_reducers::Reduction, again: scrub_reducers::Reduction) {
+    for row in again.passes {
+        match reduction.passes.iter_mut().find(|p| p.name == row.name) {
+            Some(total) => {
+                total.candidates += row.candidates;
+                total.accepted += row.accepted;
+                total.bytes_removed += row.bytes_removed;
+            }
+            None => reduction.passes.push(row),
+        }
+    }
+    reduction.text = again.text;
+    if again.stop == StopReason::Interrupted {
+        reduction.stop = again.stop;
     }
 }
