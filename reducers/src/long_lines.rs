@@ -3,14 +3,16 @@
 //! ## What it changes
 //! Propagation and inlining put values where they are used, which can leave one statement of
 //! 200 columns where the report had three short lines. In a simple statement with a line over
-//! [`LIMIT`] columns, each innermost call that takes arguments (none of its arguments calls
-//! something that takes arguments) and that runs whenever the statement does (not in a
-//! lambda, a comprehension, a conditional expression, a boolean operator or an assert's
+//! [`LIMIT`] columns, each call that takes arguments and runs whenever the statement does (not
+//! in a lambda, a comprehension, a conditional expression, a boolean operator or an assert's
 //! message) is a candidate: it moves to an assignment on the line before, and the statement
-//! reads the name. The name is the one the original script bound a call of the same function
-//! to (`X = torch.stft(…)` names the `torch.stft` call `X` again), else the function's own
-//! name (`x` for a tensor or array factory). One candidate per call, left to right, so that
-//! the values run in the order they did; the loop takes them until every line fits.
+//! reads the name. So is a lambda made there: it becomes a `def` on the lines before. The name
+//! is the one the original script gave the same thing: the result of a call of the same
+//! function (`X = torch.stft(…)` names a `torch.stft` call `X` again), the function with the
+//! same parameters (the `def` that `lambda_functions` wrote in place); else the function's own
+//! name (`x` for a tensor or array factory), or `f` for a lambda. The candidates after which
+//! both lines fit come first (one line more, not two), then those the original named, then
+//! left to right; the loop takes them one at a time until every line fits.
 //!
 //! It runs once the passes are done, outside their rounds (propagation would put the value
 //! back), and it grows the script: each step is still judged by the oracle.
@@ -32,10 +34,11 @@
 //! statement's whole value (naming it only moves the line); a call that takes no arguments.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
-use crate::passes::helpers::{callee_name, is_identifier, short};
 use crate::edit::{Candidate, Edit, indent_at, line_of, line_start, starts_line};
 use crate::pass::{Growth, Pass, PassInfo, Phase};
+use crate::passes::helpers::{callee_name, is_identifier, short};
 use crate::python::{Expr, Script, SourceOrderVisitor, Stmt, all_bodies, ast, source_order, span};
 
 /// The widest line a maintainer pastes as it is: PyTorch's own lint allows 120 columns.
@@ -43,31 +46,55 @@ pub const LIMIT: usize = 120;
 
 /// Functions whose result a person calls `x`: the tensor and array factories.
 const FACTORIES: &[&str] = &[
-    "arange", "array", "asarray", "empty", "full", "linspace", "ones", "ones_like", "rand",
-    "rand_like", "randint", "randn", "randn_like", "tensor", "zeros", "zeros_like",
+    "arange",
+    "array",
+    "asarray",
+    "empty",
+    "full",
+    "linspace",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randn",
+    "randn_like",
+    "tensor",
+    "zeros",
+    "zeros_like",
 ];
 
-/// Names a value must not take: Python's builtins that scripts call.
-const BUILTINS: &[&str] = &[
-    "abs", "all", "any", "bool", "bytes", "dict", "enumerate", "filter", "float", "format",
-    "frozenset", "getattr", "hash", "id", "int", "isinstance", "iter", "len", "list", "map",
-    "max", "min", "next", "object", "open", "print", "range", "repr", "reversed", "round", "set",
-    "slice", "sorted", "str", "sum", "super", "tuple", "type", "vars", "zip",
-];
+/// Names a value must not take: Python's builtins.
+const BUILTINS: &str = "\
+    abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr \
+    classmethod compile complex copyright credits delattr dict dir divmod enumerate eval \
+    exec exit filter float format frozenset getattr globals hasattr hash help hex id input \
+    int isinstance issubclass iter len license list locals map max memoryview min next \
+    object oct open ord pow print property quit range repr reversed round set setattr slice \
+    sorted staticmethod str sum super tuple type vars zip";
 
 /// The pass, with the names the original script gave the results of its calls.
 pub struct NameLongValues {
     /// A callee's last name (`stft`) → the name the original bound its first call to (`X`).
     names: HashMap<String, String>,
+    /// A function's parameter names joined by commas → the name of the original's first
+    /// function that takes them: a lambda that takes them is written as that `def` again.
+    defs: HashMap<String, String>,
 }
 
 impl NameLongValues {
     /// The pass for a reduction of `original`.
     pub fn of(original: &Script) -> NameLongValues {
-        let mut names = HashMap::new();
+        let (mut names, mut defs) = (HashMap::new(), HashMap::new());
         for body in all_bodies(original.body()) {
             for stmt in body {
                 let (target, value) = match stmt {
+                    Stmt::FunctionDef(f) => {
+                        let params = f.parameters.iter().map(|p| p.name().as_str());
+                        defs.entry(params.collect::<Vec<_>>().join(","))
+                            .or_insert_with(|| f.name.to_string());
+                        continue;
+                    }
                     Stmt::Assign(a) if a.targets.len() == 1 => (&a.targets[0], &*a.value),
                     Stmt::AnnAssign(a) => match &a.value {
                         Some(value) => (&*a.target, &**value),
@@ -84,7 +111,12 @@ impl NameLongValues {
                 }
             }
         }
-        NameLongValues { names }
+        NameLongValues { names, defs }
+    }
+
+    /// Whether the original bound a call of the same function to a name.
+    fn named_in_original(&self, call: &ast::ExprCall) -> bool {
+        callee_name(&call.func).is_some_and(|callee| self.names.contains_key(callee))
     }
 
     /// The name for the value of `call` in a script whose words are `taken`.
@@ -92,20 +124,17 @@ impl NameLongValues {
         let callee = callee_name(&call.func).unwrap_or("value");
         let own = if FACTORIES.contains(&callee) {
             "x"
-        } else if is_identifier(callee.trim_end_matches('_')) && !BUILTINS.contains(&callee) {
+        } else if is_identifier(callee.trim_end_matches('_'))
+            && !BUILTINS.split_whitespace().any(|b| b == callee)
+        {
             callee.trim_end_matches('_')
         } else {
             "value"
         };
-        let preferred = self.names.get(callee).map(String::as_str);
-        let free = |name: &str| !taken.contains(name) && !is_keyword(name);
-        if let Some(name) = preferred.into_iter().chain([own]).find(|n| free(n)) {
-            return name.to_string();
+        match self.names.get(callee) {
+            Some(name) if !taken.contains(name.as_str()) => name.clone(),
+            _ => fresh(own, taken),
         }
-        (2..)
-            .map(|i| format!("{own}{i}"))
-            .find(|n| free(n))
-            .expect("a free name")
     }
 }
 
@@ -127,90 +156,157 @@ impl Pass for NameLongValues {
             for stmt in body {
                 let range = span(stmt);
                 let lines = line_start(text, range.start)..range.end;
-                let too_long = text[lines].lines().any(|l| l.chars().count() > LIMIT);
+                let too_long = text[lines.clone()]
+                    .lines()
+                    .any(|l| l.chars().count() > LIMIT);
                 if !too_long || !starts_line(text, range.start) {
                     continue;
                 }
                 let indent = indent_at(text, range.start);
-                for call in innermost_calls(stmt) {
+                let (calls, lambdas) = hoistable(stmt);
+                let mut named = Vec::new();
+                for call in calls {
                     let name = self.name_for(call, &taken);
                     let value = script
                         .one_line_expr(&Expr::Call(call.clone()))
                         .unwrap_or_else(|| script.slice(call).to_string());
-                    let at = line_start(text, range.start);
-                    out.push(Candidate::new(
-                        format!(
-                            "name `{}` `{name}` before line {}",
-                            short(&value),
-                            line_of(text, range.start)
-                        ),
-                        vec![
-                            Edit::replace(at..at, format!("{indent}{name} = {value}\n")),
-                            Edit::replace(span(call), name),
-                        ],
+                    let definition = format!("{indent}{name} = {value}\n");
+                    let original = self.named_in_original(call);
+                    named.push(hoist(text, &lines, span(call), &name, definition, original));
+                }
+                for lambda in lambdas {
+                    let params = lambda.parameters.as_deref().map_or("", |p| script.slice(p));
+                    let original = self.defs.get(&parameter_names(lambda));
+                    let name = original
+                        .filter(|n| !taken.contains(n.as_str()))
+                        .cloned()
+                        .unwrap_or_else(|| fresh("f", &taken));
+                    let body = script
+                        .one_line_expr(&lambda.body)
+                        .unwrap_or_else(|| script.slice(&*lambda.body).to_string());
+                    let definition =
+                        format!("{indent}def {name}({params}):\n{indent}    return {body}\n");
+                    let original = original.is_some();
+                    named.push(hoist(
+                        text,
+                        &lines,
+                        span(lambda),
+                        &name,
+                        definition,
+                        original,
                     ));
                 }
+                // Those after which both lines fit first (one line more, not two), then those
+                // the original named, then left to right.
+                named.sort_by_key(|(long, unnamed, c)| (*long, *unnamed, c.edits[1].range.start));
+                out.extend(named.into_iter().map(|(_, _, c)| c));
             }
         }
         out
     }
 }
 
-/// The innermost calls with arguments that run whenever `stmt` does, left to right, but not
-/// its whole value.
-fn innermost_calls(stmt: &Stmt) -> Vec<&ast::ExprCall> {
+/// The candidate that puts `definition` on the line before the statement spanning `lines`
+/// and `name` in place of `range`; with whether a line is still too long and whether the
+/// original did not name the value, as the order of candidates reads them.
+fn hoist(
+    text: &str,
+    lines: &Range<usize>,
+    range: Range<usize>,
+    name: &str,
+    definition: String,
+    original: bool,
+) -> (bool, bool, Candidate) {
+    let rest = format!(
+        "{}{name}{}",
+        &text[lines.start..range.start],
+        &text[range.end..lines.end]
+    );
+    let long = format!("{definition}{rest}")
+        .lines()
+        .any(|l| l.chars().count() > LIMIT);
+    let description = format!(
+        "name `{}` `{name}` before line {}",
+        short(definition.trim()),
+        line_of(text, lines.start)
+    );
+    let at = lines.start;
+    let edits = vec![
+        Edit::replace(at..at, definition),
+        Edit::replace(range, name),
+    ];
+    (long, !original, Candidate::new(description, edits))
+}
+
+/// The names of a lambda's parameters, joined by commas: how a `def` of the original is known.
+fn parameter_names(lambda: &ast::ExprLambda) -> String {
+    lambda.parameters.as_deref().map_or(String::new(), |p| {
+        p.iter()
+            .map(|p| p.name().as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+/// `stem`, or `stem` and a number, whichever is first free in a script whose words are `taken`.
+fn fresh(stem: &str, taken: &HashSet<&str>) -> String {
+    std::iter::once(stem.to_string())
+        .chain((2..).map(|i| format!("{stem}{i}")))
+        .find(|n| !taken.contains(n.as_str()) && !is_keyword(n))
+        .expect("a free name")
+}
+
+/// What of `stmt` can be named: the calls with arguments that run whenever it does, and the
+/// lambdas it makes there, left to right; not its whole value.
+fn hoistable(stmt: &Stmt) -> (Vec<&ast::ExprCall>, Vec<&ast::ExprLambda>) {
     let value: &Expr = match stmt {
         Stmt::Expr(s) => &s.value,
         Stmt::Assign(s) => &s.value,
         Stmt::AnnAssign(s) => match &s.value {
             Some(v) => v,
-            None => return Vec::new(),
+            None => return Default::default(),
         },
         Stmt::Return(s) => match &s.value {
             Some(v) => v,
-            None => return Vec::new(),
+            None => return Default::default(),
         },
         // The message runs only when the assert fails.
         Stmt::Assert(s) => &s.test,
-        _ => return Vec::new(),
+        _ => return Default::default(),
     };
-    let mut calls = Calls::default();
-    calls.visit_expr(value);
-    calls
-        .found
+    let mut found = Found::default();
+    found.visit_expr(value);
+    let calls = found.calls.into_iter().filter(|c| span(*c) != span(value));
+    let lambdas = found
+        .lambdas
         .into_iter()
-        .filter(|(call, innermost)| *innermost && span(*call) != span(value))
-        .map(|(call, _)| call)
-        .collect()
+        .filter(|l| span(*l) != span(value));
+    (calls.collect(), lambdas.collect())
 }
 
-/// The calls with arguments of an expression, outside the parts that may not run, each with
-/// whether no such call is inside it.
+/// The calls with arguments of an expression and the lambdas it makes, outside the parts
+/// that may not run.
 #[derive(Default)]
-struct Calls<'a> {
-    found: Vec<(&'a ast::ExprCall, bool)>,
-    /// The indices in `found` of the calls being visited.
-    open: Vec<usize>,
+struct Found<'a> {
+    calls: Vec<&'a ast::ExprCall>,
+    lambdas: Vec<&'a ast::ExprLambda>,
 }
 
-impl<'a> SourceOrderVisitor<'a> for Calls<'a> {
+impl<'a> SourceOrderVisitor<'a> for Found<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
-            Expr::Lambda(_)
-            | Expr::ListComp(_)
+            Expr::Lambda(lambda) => self.lambdas.push(lambda),
+            Expr::ListComp(_)
             | Expr::SetComp(_)
             | Expr::DictComp(_)
             | Expr::Generator(_)
             | Expr::If(_)
             | Expr::BoolOp(_) => {}
-            Expr::Call(call) if !call.arguments.is_empty() => {
-                for &open in &self.open {
-                    self.found[open].1 = false;
+            Expr::Call(call) => {
+                if !call.arguments.is_empty() {
+                    self.calls.push(call);
                 }
-                self.open.push(self.found.len());
-                self.found.push((call, true));
                 source_order::walk_expr(self, expr);
-                self.open.pop();
             }
             _ => source_order::walk_expr(self, expr),
         }
@@ -239,10 +335,41 @@ fn words(text: &str) -> HashSet<&str> {
 fn is_keyword(name: &str) -> bool {
     matches!(
         name,
-        "False" | "None" | "True" | "and" | "as" | "assert" | "async" | "await" | "break"
-            | "class" | "continue" | "def" | "del" | "elif" | "else" | "except" | "finally"
-            | "for" | "from" | "global" | "if" | "import" | "in" | "is" | "lambda" | "nonlocal"
-            | "not" | "or" | "pass" | "raise" | "return" | "try" | "while" | "with" | "yield"
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
     )
 }
 
@@ -264,28 +391,70 @@ mod tests {
     const LONG: &str = "torch.istft(torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True), 1024, 256, window=w, center=False)\n";
 
     #[test]
-    fn the_innermost_call_of_a_long_line_takes_the_original_name() {
+    fn a_call_the_original_named_goes_first_and_one_that_fits_before_one_that_does_not() {
         let original = "x = torch.randn(L)\nX = torch.stft(x, n)\n";
         assert_eq!(
             named(original, LONG),
-            ["x = torch.randn(1408)\ntorch.istft(torch.stft(x, 1024, 256, window=w, center=False, return_complex=True), 1024, 256, window=w, center=False)\n"]
+            [
+                "X = torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True)\ntorch.istft(X, 1024, 256, window=w, center=False)\n",
+                "x = torch.randn(1408)\ntorch.istft(torch.stft(x, 1024, 256, window=w, center=False, return_complex=True), 1024, 256, window=w, center=False)\n",
+            ]
         );
-        let next = "x = torch.randn(1408)\ntorch.istft(torch.stft(x, 1024, 256, window=w, center=False, return_complex=True, onesided=True), 1024, 256, window=w, center=False)\n";
-        assert_eq!(
-            named(original, next),
-            ["x = torch.randn(1408)\nX = torch.stft(x, 1024, 256, window=w, center=False, return_complex=True, onesided=True)\ntorch.istft(X, 1024, 256, window=w, center=False)\n"]
+        let text = "torch.testing.assert_close(((x - x.mean()) / torch.sqrt(x.var(unbiased=True))) * weight + bias, torch.nn.functional.layer_norm(x, x.shape, weight, bias))\n";
+        let original = "v = x.var(unbiased=True)\nref = torch.nn.functional.layer_norm(x)\n";
+        let out = named(original, text);
+        assert!(
+            out[0].starts_with("ref = torch.nn.functional.layer_norm("),
+            "{out:?}"
         );
+        assert!(out[1].starts_with("v = x.var(unbiased=True)\n"), "{out:?}");
     }
 
     #[test]
     fn without_an_original_name_a_value_is_named_after_its_function() {
         let out = named("", LONG);
-        assert!(out[0].starts_with("x = torch.randn(1408)\n"), "{out:?}");
-        let taken = format!("x = 1\n{LONG}");
-        assert!(named("", &taken)[0].starts_with("x = 1\nx2 = torch.randn(1408)\n"));
+        assert!(
+            out[0].starts_with("stft = torch.stft(torch.randn(1408), "),
+            "{out:?}"
+        );
+        assert!(out[1].starts_with("x = torch.randn(1408)\n"), "{out:?}");
+        let taken = named("", &format!("x = 1\n{LONG}"));
+        assert!(
+            taken[1].starts_with("x = 1\nx2 = torch.randn(1408)\n"),
+            "{taken:?}"
+        );
         // An attribute of the same name is no variable.
-        let attribute = LONG.replace("torch.randn(1408)", "torch.randn(1408).x");
-        assert!(named("", &attribute)[0].starts_with("x = torch.randn(1408)\n"));
+        let attribute = named(
+            "",
+            &LONG.replace("torch.randn(1408)", "torch.randn(1408).x"),
+        );
+        assert!(
+            attribute
+                .iter()
+                .any(|t| t.starts_with("x = torch.randn(1408)\n"))
+        );
+    }
+
+    #[test]
+    fn a_lambda_becomes_the_original_s_def_again() {
+        let original = "def model_func(new_params):\n    return loss(new_params)\n";
+        let text = format!(
+            "torch.func.jvp(torch.func.grad(lambda new_params: {}), (p,), (v,))\n",
+            "g(new_params, 1) + ".repeat(6).trim_end_matches(" + ")
+        );
+        let out = named(original, &text);
+        assert!(
+            out[0].starts_with("def model_func(new_params):\n    return g(new_params, 1) + g(")
+                && out[0].ends_with("\ntorch.func.jvp(torch.func.grad(model_func), (p,), (v,))\n"),
+            "{out:?}"
+        );
+        let unnamed = named("", &text);
+        assert!(
+            unnamed
+                .iter()
+                .any(|t| t.starts_with("def f(new_params):\n")),
+            "{unnamed:?}"
+        );
     }
 
     #[test]
@@ -307,6 +476,12 @@ mod tests {
     fn a_value_in_a_function_is_named_at_the_statement_s_indentation() {
         let text = format!("def f(w):\n    return {}", LONG);
         let out = named("", &text);
-        assert!(out[0].starts_with("def f(w):\n    x = torch.randn(1408)\n    return torch.istft("), "{out:?}");
+        assert!(
+            out[0].starts_with("def f(w):\n    stft = torch.stft(torch.randn(1408), ")
+                && out[0].ends_with(
+                    "\n    return torch.istft(stft, 1024, 256, window=w, center=False)\n"
+                ),
+            "{out:?}"
+        );
     }
 }

@@ -24,8 +24,8 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! A lambda that would push a line that fits in 88 columns past them, or any line past 120
-//! (the `def` reads better); a function that is decorated, `async`, has annotations, more than one statement (a
+//! A lambda that would push a line that fits in 88 columns past them (the `def` reads
+//! better); a function that is decorated, `async`, has annotations, more than one statement (a
 //! docstring counts), a statement other than `return e` or an expression, or that yields or
 //! awaits; a name defined or read more than once, or read anywhere but as an argument of a
 //! call in module-level code (a nested scope could see other names).
@@ -71,15 +71,11 @@ impl Pass for LambdaFunctions {
                 ));
             }
             // A lambda that pushes a line that fits past the width a person writes stays a
-            // `def`, and so does one that makes a line too long to paste (a line already
-            // longer than the first may grow up to the second).
+            // `def` (a line already longer gets no worse).
             let text = script.text();
-            let (before, after) = (
-                width_with(text, &read, &text[read.clone()]),
-                width_with(text, &read, &lambda),
-            );
-            if after > super::join_lines::WIDTH
-                && (before <= super::join_lines::WIDTH || after > crate::long_lines::LIMIT)
+            let width = super::join_lines::WIDTH;
+            if width_with(text, &read, &text[read.clone()]) <= width
+                && width_with(text, &read, &lambda) > width
             {
                 continue;
             }

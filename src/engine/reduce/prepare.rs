@@ -143,9 +143,11 @@ impl Loop<'_> {
             return Ok(());
         };
         let pass = NameLongValues::of(&original);
-        // Every step, however few lines the script has left.
+        // Every step, however few lines the script has left; one at a time, so that a line
+        // that fits is not split again.
         let options = scrub_reducers::Options {
             target_lines: None,
+            window: 1,
             ..self.options.clone()
         };
         let again = scrub_reducers::reduce(&reduction.text, &[&pass], &mut self.oracle, &options)?;
