@@ -11,8 +11,9 @@
 //! function (`X = torch.stft(…)` names a `torch.stft` call `X` again), the function with the
 //! same parameters (the `def` that `lambda_functions` wrote in place); else the function's own
 //! name (`x` for a tensor or array factory), or `f` for a lambda. The candidates after which
-//! both lines fit come first (one line more, not two), then those the original named, then
-//! left to right; the loop takes them one at a time until every line fits.
+//! both lines fit come first (one line more, not two), else those that leave the narrowest;
+//! then those the original named, then left to right. The loop takes them one at a time until
+//! every line fits.
 //!
 //! It runs once the passes are done, outside their rounds (propagation would put the value
 //! back), and it grows the script: each step is still judged by the oracle.
@@ -39,10 +40,16 @@ use std::ops::Range;
 use crate::edit::{Candidate, Edit, indent_at, line_of, line_start, starts_line};
 use crate::pass::{Growth, Pass, PassInfo, Phase};
 use crate::passes::helpers::{callee_name, is_identifier, short};
-use crate::python::{Expr, Script, SourceOrderVisitor, Stmt, all_bodies, ast, source_order, span};
+use crate::python::{
+    Expr, Script, SourceOrderVisitor, Stmt, all_bodies, all_exprs, ast, source_order, span,
+};
 
 /// The widest line a maintainer pastes as it is: PyTorch's own lint allows 120 columns.
 pub const LIMIT: usize = 120;
+
+/// The narrowest call worth a line of its own, in columns: `torch.randn(1408)` and
+/// `Decimal("0.07")` stay where they are.
+const SHORT: usize = 20;
 
 /// Functions whose result a person calls `x`: the tensor and array factories.
 const FACTORIES: &[&str] = &[
@@ -75,7 +82,7 @@ const BUILTINS: &str = "\
 
 /// The pass, with the names the original script gave the results of its calls.
 pub struct NameLongValues {
-    /// A callee's last name (`stft`) → the name the original bound its first call to (`X`).
+    /// A callee's last name (`stft`) → the name the original bound its one call to (`X`).
     names: HashMap<String, String>,
     /// A function's parameter names joined by commas → the name of the original's first
     /// function that takes them: a lambda that takes them is written as that `def` again.
@@ -105,12 +112,21 @@ impl NameLongValues {
                 if let (Expr::Name(name), Expr::Call(call)) = (target, value)
                     && let Some(callee) = callee_name(&call.func)
                 {
-                    names
-                        .entry(callee.to_string())
-                        .or_insert_with(|| name.id.to_string());
+                    names.insert(callee.to_string(), name.id.to_string());
                 }
             }
         }
+        // A function the original calls more than once made several values: which one a
+        // call of the result is, its name cannot tell.
+        let mut calls: HashMap<&str, usize> = HashMap::new();
+        for expr in all_exprs(original.body()) {
+            if let Expr::Call(call) = expr
+                && let Some(callee) = callee_name(&call.func)
+            {
+                *calls.entry(callee).or_default() += 1;
+            }
+        }
+        names.retain(|callee, _| calls.get(callee.as_str()) == Some(&1));
         NameLongValues { names, defs }
     }
 
@@ -122,12 +138,11 @@ impl NameLongValues {
     /// The name for the value of `call` in a script whose words are `taken`.
     fn name_for(&self, call: &ast::ExprCall, taken: &HashSet<&str>) -> String {
         let callee = callee_name(&call.func).unwrap_or("value");
+        let own = snake_case(callee.trim_end_matches('_'));
         let own = if FACTORIES.contains(&callee) {
             "x"
-        } else if is_identifier(callee.trim_end_matches('_'))
-            && !BUILTINS.split_whitespace().any(|b| b == callee)
-        {
-            callee.trim_end_matches('_')
+        } else if is_identifier(&own) && !BUILTINS.split_whitespace().any(|b| b == own) {
+            own.as_str()
         } else {
             "value"
         };
@@ -165,7 +180,9 @@ impl Pass for NameLongValues {
                 let indent = indent_at(text, range.start);
                 let (calls, lambdas) = hoistable(stmt);
                 let mut named = Vec::new();
-                for call in calls {
+                // A value narrower than `SHORT` stays: its line would cost more than it saves.
+                let wide = |range: Range<usize>| text[range].chars().count() >= SHORT;
+                for call in calls.into_iter().filter(|c| wide(span(*c))) {
                     let name = self.name_for(call, &taken);
                     let value = script
                         .one_line_expr(&Expr::Call(call.clone()))
@@ -196,9 +213,12 @@ impl Pass for NameLongValues {
                         original,
                     ));
                 }
-                // Those after which both lines fit first (one line more, not two), then those
-                // the original named, then left to right.
-                named.sort_by_key(|(long, unnamed, c)| (*long, *unnamed, c.edits[1].range.start));
+                // Those after which both lines fit first (one line more, not two), else the
+                // narrowest; then those the original named, then left to right.
+                named.sort_by_key(|(widest, unnamed, c)| {
+                    let over = widest.saturating_sub(LIMIT);
+                    (over, *unnamed, c.edits[1].range.start)
+                });
                 out.extend(named.into_iter().map(|(_, _, c)| c));
             }
         }
@@ -207,8 +227,8 @@ impl Pass for NameLongValues {
 }
 
 /// The candidate that puts `definition` on the line before the statement spanning `lines`
-/// and `name` in place of `range`; with whether a line is still too long and whether the
-/// original did not name the value, as the order of candidates reads them.
+/// and `name` in place of `range`; with the width of the widest line of the two and whether
+/// the original did not name the value, as the order of candidates reads them.
 fn hoist(
     text: &str,
     lines: &Range<usize>,
@@ -216,15 +236,17 @@ fn hoist(
     name: &str,
     definition: String,
     original: bool,
-) -> (bool, bool, Candidate) {
+) -> (usize, bool, Candidate) {
     let rest = format!(
         "{}{name}{}",
         &text[lines.start..range.start],
         &text[range.end..lines.end]
     );
-    let long = format!("{definition}{rest}")
+    let widest = format!("{definition}{rest}")
         .lines()
-        .any(|l| l.chars().count() > LIMIT);
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
     let description = format!(
         "name `{}` `{name}` before line {}",
         short(definition.trim()),
@@ -235,7 +257,7 @@ fn hoist(
         Edit::replace(at..at, definition),
         Edit::replace(range, name),
     ];
-    (long, !original, Candidate::new(description, edits))
+    (widest, !original, Candidate::new(description, edits))
 }
 
 /// The names of a lambda's parameters, joined by commas: how a `def` of the original is known.
@@ -246,6 +268,23 @@ fn parameter_names(lambda: &ast::ExprLambda) -> String {
             .collect::<Vec<_>>()
             .join(",")
     })
+}
+
+/// `MaskedTensor` → `masked_tensor`: a class's name as a variable's.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.char_indices() {
+        if c.is_uppercase() {
+            let after_lower = name[..i].chars().last().is_some_and(|p| p.is_lowercase());
+            if after_lower {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `stem`, or `stem` and a number, whichever is first free in a script whose words are `taken`.
@@ -393,11 +432,11 @@ mod tests {
     #[test]
     fn a_call_the_original_named_goes_first_and_one_that_fits_before_one_that_does_not() {
         let original = "x = torch.randn(L)\nX = torch.stft(x, n)\n";
+        // `torch.randn(1408)` is too short to be worth a line.
         assert_eq!(
             named(original, LONG),
             [
-                "X = torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True)\ntorch.istft(X, 1024, 256, window=w, center=False)\n",
-                "x = torch.randn(1408)\ntorch.istft(torch.stft(x, 1024, 256, window=w, center=False, return_complex=True), 1024, 256, window=w, center=False)\n",
+                "X = torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True)\ntorch.istft(X, 1024, 256, window=w, center=False)\n"
             ]
         );
         let text = "torch.testing.assert_close(((x - x.mean()) / torch.sqrt(x.var(unbiased=True))) * weight + bias, torch.nn.functional.layer_norm(x, x.shape, weight, bias))\n";
@@ -407,32 +446,57 @@ mod tests {
             out[0].starts_with("ref = torch.nn.functional.layer_norm("),
             "{out:?}"
         );
-        assert!(out[1].starts_with("v = x.var(unbiased=True)\n"), "{out:?}");
+        // One that leaves the line too long goes last, named as the original did.
+        assert!(out[2].starts_with("v = x.var(unbiased=True)\n"), "{out:?}");
     }
 
     #[test]
     fn without_an_original_name_a_value_is_named_after_its_function() {
-        let out = named("", LONG);
+        let wide = LONG.replace("torch.randn(1408)", "torch.randn(1408, 2, 2, 2)");
+        let out = named("", &wide);
         assert!(
-            out[0].starts_with("stft = torch.stft(torch.randn(1408), "),
+            out[0].starts_with("stft = torch.stft(torch.randn(1408, "),
             "{out:?}"
         );
-        assert!(out[1].starts_with("x = torch.randn(1408)\n"), "{out:?}");
-        let taken = named("", &format!("x = 1\n{LONG}"));
         assert!(
-            taken[1].starts_with("x = 1\nx2 = torch.randn(1408)\n"),
+            out[1].starts_with("x = torch.randn(1408, 2, 2, 2)\n"),
+            "{out:?}"
+        );
+        let taken = named("", &format!("x = 1\n{wide}"));
+        assert!(
+            taken[1].starts_with("x = 1\nx2 = torch.randn(1408, "),
             "{taken:?}"
         );
         // An attribute of the same name is no variable.
-        let attribute = named(
-            "",
-            &LONG.replace("torch.randn(1408)", "torch.randn(1408).x"),
-        );
+        let attribute = named("", &wide.replace("2, 2, 2)", "2, 2, 2).x"));
         assert!(
             attribute
                 .iter()
-                .any(|t| t.starts_with("x = torch.randn(1408)\n"))
+                .any(|t| t.starts_with("x = torch.randn(1408, "))
         );
+        // A class's name as a variable's; a builtin's is never taken.
+        let built = named(
+            "",
+            &LONG
+                .replace("torch.stft(", "MaskedTensor(")
+                .replace("torch.randn(1408)", "sum([1408, 2, 2, 2, 2])"),
+        );
+        assert!(
+            built
+                .iter()
+                .any(|t| t.starts_with("masked_tensor = MaskedTensor(")),
+            "{built:?}"
+        );
+        assert!(
+            built.iter().any(|t| t.starts_with("value = sum(")),
+            "{built:?}"
+        );
+    }
+
+    #[test]
+    fn a_function_the_original_calls_twice_names_nothing() {
+        let original = "X = torch.stft(x, n)\nY = torch.stft(y, n)\n";
+        assert!(named(original, LONG)[0].starts_with("stft = torch.stft("));
     }
 
     #[test]
