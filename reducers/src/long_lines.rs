@@ -20,19 +20,21 @@
 //!
 //! ## Example
 //! ```python
-//! # before (the original had `x = torch.randn(L)` and `X = torch.stft(x, …)`)
+//! # before (the original had `X = torch.stft(x, …)`)
 //! torch.istft(torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True), 1024, 256, window=w, center=False)
 //!
-//! # after two steps
-//! x = torch.randn(1408)
-//! X = torch.stft(x, 1024, 256, window=w, center=False, return_complex=True)
+//! # after
+//! X = torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True)
 //! torch.istft(X, 1024, 256, window=w, center=False)
 //! ```
 //!
 //! ## When it cannot apply
 //! A statement whose lines all fit; a compound statement (its header's expressions are left
 //! as they are); a statement that does not start its line (after `;` or a header's colon); the
-//! statement's whole value (naming it only moves the line); a call that takes no arguments.
+//! statement's whole value (naming it only moves the line); a call that takes no arguments, or
+//! that is narrower than 20 columns (`Decimal("0.07")`: its own line costs more than it
+//! saves). A function the original called more than once gives no name: which of its values
+//! a call is, the name cannot tell.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -52,24 +54,8 @@ pub const LIMIT: usize = 120;
 const SHORT: usize = 20;
 
 /// Functions whose result a person calls `x`: the tensor and array factories.
-const FACTORIES: &[&str] = &[
-    "arange",
-    "array",
-    "asarray",
-    "empty",
-    "full",
-    "linspace",
-    "ones",
-    "ones_like",
-    "rand",
-    "rand_like",
-    "randint",
-    "randn",
-    "randn_like",
-    "tensor",
-    "zeros",
-    "zeros_like",
-];
+const FACTORIES: &str = "arange array asarray empty full linspace ones ones_like rand rand_like \
+    randint randn randn_like tensor zeros zeros_like";
 
 /// Names a value must not take: Python's builtins.
 const BUILTINS: &str = "\
@@ -139,7 +125,7 @@ impl NameLongValues {
     fn name_for(&self, call: &ast::ExprCall, taken: &HashSet<&str>) -> String {
         let callee = callee_name(&call.func).unwrap_or("value");
         let own = snake_case(callee.trim_end_matches('_'));
-        let own = if FACTORIES.contains(&callee) {
+        let own = if FACTORIES.split_whitespace().any(|f| f == callee) {
             "x"
         } else if is_identifier(&own) && !BUILTINS.split_whitespace().any(|b| b == own) {
             own.as_str()
@@ -177,87 +163,126 @@ impl Pass for NameLongValues {
                 if !too_long || !starts_line(text, range.start) {
                     continue;
                 }
-                let indent = indent_at(text, range.start);
+                let at = Place {
+                    text,
+                    lines,
+                    indent: indent_at(text, range.start),
+                };
                 let (calls, lambdas) = hoistable(stmt);
-                let mut named = Vec::new();
                 // A value narrower than `SHORT` stays: its line would cost more than it saves.
-                let wide = |range: Range<usize>| text[range].chars().count() >= SHORT;
-                for call in calls.into_iter().filter(|c| wide(span(*c))) {
-                    let name = self.name_for(call, &taken);
-                    let value = script
-                        .one_line_expr(&Expr::Call(call.clone()))
-                        .unwrap_or_else(|| script.slice(call).to_string());
-                    let definition = format!("{indent}{name} = {value}\n");
-                    let original = self.named_in_original(call);
-                    named.push(hoist(text, &lines, span(call), &name, definition, original));
-                }
-                for lambda in lambdas {
-                    let params = lambda.parameters.as_deref().map_or("", |p| script.slice(p));
-                    let original = self.defs.get(&parameter_names(lambda));
-                    let name = original
-                        .filter(|n| !taken.contains(n.as_str()))
-                        .cloned()
-                        .unwrap_or_else(|| fresh("f", &taken));
-                    let body = script
-                        .one_line_expr(&lambda.body)
-                        .unwrap_or_else(|| script.slice(&*lambda.body).to_string());
-                    let definition =
-                        format!("{indent}def {name}({params}):\n{indent}    return {body}\n");
-                    let original = original.is_some();
-                    named.push(hoist(
-                        text,
-                        &lines,
-                        span(lambda),
-                        &name,
-                        definition,
-                        original,
-                    ));
-                }
-                // Those after which both lines fit first (one line more, not two), else the
-                // narrowest; then those the original named, then left to right.
-                named.sort_by_key(|(widest, unnamed, c)| {
-                    let over = widest.saturating_sub(LIMIT);
-                    (over, *unnamed, c.edits[1].range.start)
-                });
-                out.extend(named.into_iter().map(|(_, _, c)| c));
+                let wide = calls
+                    .into_iter()
+                    .filter(|c| script.slice(*c).chars().count() >= SHORT);
+                let mut named: Vec<Named> =
+                    wide.map(|c| self.call(script, &at, c, &taken)).collect();
+                named.extend(
+                    lambdas
+                        .into_iter()
+                        .map(|l| self.lambda(script, &at, l, &taken)),
+                );
+                named.sort_by_key(Named::order);
+                out.extend(named.into_iter().map(|n| n.candidate));
             }
         }
         out
     }
 }
 
-/// The candidate that puts `definition` on the line before the statement spanning `lines`
-/// and `name` in place of `range`; with the width of the widest line of the two and whether
-/// the original did not name the value, as the order of candidates reads them.
-fn hoist(
-    text: &str,
-    lines: &Range<usize>,
-    range: Range<usize>,
-    name: &str,
-    definition: String,
+impl NameLongValues {
+    /// `call` as an assignment before the statement at `at`.
+    fn call(
+        &self,
+        script: &Script,
+        at: &Place,
+        call: &ast::ExprCall,
+        taken: &HashSet<&str>,
+    ) -> Named {
+        let name = self.name_for(call, taken);
+        let value = script
+            .one_line_expr(&Expr::Call(call.clone()))
+            .unwrap_or_else(|| script.slice(call).to_string());
+        let definition = format!("{}{name} = {value}\n", at.indent);
+        at.named(span(call), &name, definition, self.named_in_original(call))
+    }
+
+    /// `lambda` as a `def` before the statement at `at`.
+    fn lambda(
+        &self,
+        script: &Script,
+        at: &Place,
+        lambda: &ast::ExprLambda,
+        taken: &HashSet<&str>,
+    ) -> Named {
+        let params = lambda.parameters.as_deref().map_or("", |p| script.slice(p));
+        let original = self.defs.get(&parameter_names(lambda));
+        let name = original
+            .filter(|n| !taken.contains(n.as_str()))
+            .cloned()
+            .unwrap_or_else(|| fresh("f", taken));
+        let body = script
+            .one_line_expr(&lambda.body)
+            .unwrap_or_else(|| script.slice(&*lambda.body).to_string());
+        let indent = at.indent;
+        let definition = format!("{indent}def {name}({params}):\n{indent}    return {body}\n");
+        at.named(span(lambda), &name, definition, original.is_some())
+    }
+}
+
+/// A statement with a line too long: the whole lines it spans and its indentation.
+struct Place<'a> {
+    text: &'a str,
+    lines: Range<usize>,
+    indent: &'a str,
+}
+
+/// A candidate that names a value, with what orders it among the others.
+struct Named {
+    /// The widest line of the two it leaves.
+    widest: usize,
+    /// Whether the name is the original's.
     original: bool,
-) -> (usize, bool, Candidate) {
-    let rest = format!(
-        "{}{name}{}",
-        &text[lines.start..range.start],
-        &text[range.end..lines.end]
-    );
-    let widest = format!("{definition}{rest}")
-        .lines()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(0);
-    let description = format!(
-        "name `{}` `{name}` before line {}",
-        short(definition.trim()),
-        line_of(text, lines.start)
-    );
-    let at = lines.start;
-    let edits = vec![
-        Edit::replace(at..at, definition),
-        Edit::replace(range, name),
-    ];
-    (widest, !original, Candidate::new(description, edits))
+    candidate: Candidate,
+}
+
+impl Named {
+    /// Those after which both lines fit first (one line more, not two), else the narrowest;
+    /// then those the original named, then left to right.
+    fn order(&self) -> (usize, bool, usize) {
+        let over = self.widest.saturating_sub(LIMIT);
+        (over, !self.original, self.candidate.edits[1].range.start)
+    }
+}
+
+impl Place<'_> {
+    /// The candidate that puts `definition` on the line before the statement and `name` in
+    /// place of `range`.
+    fn named(&self, range: Range<usize>, name: &str, definition: String, original: bool) -> Named {
+        let (text, lines) = (self.text, &self.lines);
+        let rest = format!(
+            "{}{name}{}",
+            &text[lines.start..range.start],
+            &text[range.end..lines.end]
+        );
+        let widest = format!("{definition}{rest}")
+            .lines()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        let description = format!(
+            "name `{}` `{name}` before line {}",
+            short(definition.trim()),
+            line_of(text, lines.start)
+        );
+        let edits = vec![
+            Edit::replace(lines.start..lines.start, definition),
+            Edit::replace(range, name),
+        ];
+        Named {
+            widest,
+            original,
+            candidate: Candidate::new(description, edits),
+        }
+    }
 }
 
 /// The names of a lambda's parameters, joined by commas: how a `def` of the original is known.
