@@ -45,6 +45,7 @@ use crate::passes::helpers::{callee_name, is_identifier, short};
 use crate::python::{
     Expr, Script, SourceOrderVisitor, Stmt, all_bodies, all_exprs, ast, source_order, span,
 };
+use crate::scopes::Scopes;
 
 /// The widest line a maintainer pastes as it is: PyTorch's own lint allows 120 columns.
 pub const LIMIT: usize = 120;
@@ -121,7 +122,7 @@ impl NameLongValues {
         callee_name(&call.func).is_some_and(|callee| self.names.contains_key(callee))
     }
 
-    /// The name for the value of `call` in a script whose words are `taken`.
+    /// The name for the value of `call` where the names `taken` are in use.
     fn name_for(&self, call: &ast::ExprCall, taken: &HashSet<&str>) -> String {
         let callee = callee_name(&call.func).unwrap_or("value");
         let own = snake_case(callee.trim_end_matches('_'));
@@ -151,7 +152,7 @@ impl Pass for NameLongValues {
 
     fn candidates(&self, script: &Script) -> Vec<Candidate> {
         let text = script.text();
-        let taken = words(text);
+        let scopes = Scopes::of(script.body());
         let mut out = Vec::new();
         for body in all_bodies(script.body()) {
             for stmt in body {
@@ -168,6 +169,7 @@ impl Pass for NameLongValues {
                     lines,
                     indent: indent_at(text, range.start),
                 };
+                let taken = taken(&scopes, scopes.innermost_at(range.start));
                 let (calls, lambdas) = hoistable(stmt);
                 // A value narrower than `SHORT` stays: its line would cost more than it saves.
                 let wide = calls
@@ -312,7 +314,7 @@ fn snake_case(name: &str) -> String {
     out
 }
 
-/// `stem`, or `stem` and a number, whichever is first free in a script whose words are `taken`.
+/// `stem`, or `stem` and a number, whichever is first free where the names `taken` are in use.
 fn fresh(stem: &str, taken: &HashSet<&str>) -> String {
     std::iter::once(stem.to_string())
         .chain((2..).map(|i| format!("{stem}{i}")))
@@ -377,23 +379,20 @@ impl<'a> SourceOrderVisitor<'a> for Found<'a> {
     }
 }
 
-/// Every word of `text` that could be a variable's name: not an attribute's (after a dot).
-fn words(text: &str) -> HashSet<&str> {
-    let mut out = HashSet::new();
-    let mut start = None;
-    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
-        match (c.is_alphanumeric() || c == '_', start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                if !text[..s].trim_end().ends_with('.') {
-                    out.insert(&text[s..i]);
-                }
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    out
+/// The names a new variable of `scope` may not take: those its code reads or binds, those
+/// that code anywhere reads from it, and those read where nothing binds them (builtins).
+fn taken<'a>(scopes: &Scopes<'a>, scope: Option<usize>) -> HashSet<&'a str> {
+    scopes
+        .occurrences
+        .iter()
+        .filter(|o| {
+            let refers = scopes.resolve_occurrence(o);
+            o.scope == scope
+                || refers == scope
+                || (refers.is_none() && !scopes.module_binds(o.name))
+        })
+        .map(|o| o.name)
+        .collect()
 }
 
 fn is_keyword(name: &str) -> bool {
@@ -492,6 +491,9 @@ mod tests {
             taken[1].starts_with("x = 1\nx2 = torch.randn(1408, "),
             "{taken:?}"
         );
+        // A function's own `x` is another variable.
+        let local = named("", &format!("def f(x):\n    return x\n{wide}"));
+        assert!(local[1].contains("\nx = torch.randn(1408, "), "{local:?}");
         // An attribute of the same name is no variable.
         let attribute = named("", &wide.replace("2, 2, 2)", "2, 2, 2).x"));
         assert!(

@@ -968,6 +968,12 @@ struct Rules {
     /// The calls applied to another's result with the same settings: a candidate keeps them
     /// alike (see [`crate::round_trips`]).
     round_trips: Vec<crate::round_trips::RoundTrip>,
+    /// How many distinct sizes the script builds tensors with: a candidate may not have more
+    /// (see [`crate::shapes`]).
+    sizes: usize,
+    /// The names each function binds itself: a candidate's functions read none of them from
+    /// the module (see [`crate::locals`]).
+    locals: HashSet<(String, String)>,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }
@@ -998,6 +1004,8 @@ impl Rules {
             compared: crate::compared::compared(current, message),
             expected: crate::expected::expected(current, message),
             round_trips: crate::round_trips::round_trips(current),
+            sizes: crate::shapes::distinct_sizes(current),
+            locals: crate::locals::locals(current),
             message: message.map(str::to_string),
         }
     }
@@ -1017,6 +1025,8 @@ impl Rules {
             && crate::compared::keeps(&self.compared, candidate, self.message.as_deref())
             && crate::expected::keeps(&self.expected, candidate)
             && crate::round_trips::keeps(&self.round_trips, candidate)
+            && crate::shapes::distinct_sizes(candidate) <= self.sizes
+            && crate::locals::keeps(&self.locals, candidate, &scopes)
             && self
                 .kinds
                 .as_ref()

@@ -14,6 +14,7 @@
 //! ## When it cannot apply
 //! Names are matched textually: a method used only as `obj.name` counts as used, and a
 //! name used only by `getattr(obj, "name")` counts as unused (the oracle then says no).
+//! `@staticmethod` and `@classmethod` stay: they say what kind of method it is.
 
 use std::collections::HashSet;
 
@@ -49,7 +50,10 @@ impl Pass for DeleteDefinitions {
                         vec![Edit::delete(deletion_range(text, span(stmt)))],
                     ));
                 }
-                for d in decorator_list {
+                // `@staticmethod` and `@classmethod` say what kind of method it is: without
+                // them, `forward(ctx, x)` of an autograd `Function` reads as a mistake.
+                let kind = |d: &&ast::Decorator| matches!(&d.expression, ast::Expr::Name(n) if matches!(n.id.as_str(), "staticmethod" | "classmethod"));
+                for d in decorator_list.iter().filter(|d| !kind(d)) {
                     // The comments above a decorator describe what it decorates: they stay.
                     decorators.push(Candidate::new(
                         format!(
