@@ -34,7 +34,9 @@
 //! a list of one string become the string (`["k"]`), which iterates over its characters, nor
 //! a display handed to a library's call one of its elements (`tuple([x])` → `tuple(x)`
 //! iterates over `x`; `nested_tensor([t])` → `nested_tensor(t)` makes a tensor of another
-//! rank; a lambda handed over returns what it returned): an argument keeps its kind. A
+//! rank; a lambda handed over returns what it returned), nor a comparison so handed one of
+//! its operands (`torch.where(a != 0, a, b)` → `torch.where(a, a, b)` hands it integers for a
+//! mask): an argument keeps its kind. A
 //! `tuple(…)` or `list(…)` of a display is written as the display it makes: `tuple([x])` →
 //! `(x,)`. A comprehension's filter is not hoisted into (`if p.requires_grad` → `if p` tests
 //! the truth of a tensor); the filter is dropped whole instead (`… for p in ps if
@@ -87,7 +89,7 @@ impl Pass for HoistExpressions {
                 _ => None,
             })
             .collect();
-        let handed = displays_handed_to_libraries(script, &exprs);
+        let handed = handed_to_libraries(script, &exprs);
         let filters: Vec<std::ops::Range<usize>> = comprehension_filters(&exprs)
             .into_iter()
             .map(|(_, test)| span(test))
@@ -104,7 +106,7 @@ impl Pass for HoistExpressions {
             }
             // A list a library takes keeps being one: `tuple([x])` iterates over a tensor's
             // rows as `tuple(x)`, `nested_tensor([t])` makes a tensor of another rank as
-            // `nested_tensor(t)`.
+            // `nested_tensor(t)`; so does a comparison (a mask, a condition).
             if handed.contains(&outer) {
                 continue;
             }
@@ -241,11 +243,12 @@ fn is_display(expr: &Expr) -> bool {
     matches!(expr, Expr::List(_) | Expr::Tuple(_))
 }
 
-/// The ranges of the list, tuple and set displays handed as arguments to a call of anything
-/// the script does not define (a library's function or class, a builtin), or returned by a
-/// lambda handed so (`while_loop(cond, lambda x: (x + 1,), (x,))`): one of their elements in
-/// their place is another kind of argument.
-fn displays_handed_to_libraries(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
+/// The ranges of the list, tuple and set displays and the comparisons handed as arguments to a
+/// call of anything the script does not define (a library's function or class, a builtin), or
+/// returned by a lambda handed so (`while_loop(cond, lambda x: (x + 1,), (x,))`): one of their
+/// elements or operands in their place is another kind of argument (`torch.where(a != 0, …)`
+/// takes a mask; `torch.where(a, …)`, a condition of integers, is the user's mistake).
+fn handed_to_libraries(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
     let defined = crate::python::defined_names(script.body());
     exprs
         .iter()
@@ -263,7 +266,12 @@ fn displays_handed_to_libraries(script: &Script, exprs: &[&Expr]) -> Vec<std::op
             Expr::Lambda(l) => &*l.body,
             _ => arg,
         })
-        .filter(|arg| matches!(arg, Expr::List(_) | Expr::Tuple(_) | Expr::Set(_)))
+        .filter(|arg| {
+            matches!(
+                arg,
+                Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Compare(_)
+            )
+        })
         .map(span)
         .collect()
 }
@@ -692,6 +700,16 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::helpers::candidate_texts(&HoistExpressions, text)
+    }
+
+    #[test]
+    fn a_comparison_handed_to_a_library_stays_one() {
+        let texts = results("import torch\ntorch.where(a != 0, a, b)\nif a != 0:\n    pass\n");
+        assert!(
+            texts.iter().all(|t| !t.contains("where(a, a")),
+            "{texts:#?}"
+        );
+        assert!(texts.iter().any(|t| t.contains("if a:")), "{texts:#?}");
     }
 
     #[test]
