@@ -968,9 +968,9 @@ struct Rules {
     /// The calls applied to another's result with the same settings: a candidate keeps them
     /// alike (see [`crate::round_trips`]).
     round_trips: Vec<crate::round_trips::RoundTrip>,
-    /// How many distinct sizes the script builds tensors with: a candidate may not have more
-    /// (see [`crate::shapes`]).
-    sizes: usize,
+    /// How many calls are handed tensors built with different sizes: a candidate may not have
+    /// more (see [`crate::shapes`]).
+    misfit_sizes: usize,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -1004,7 +1004,7 @@ impl Rules {
             compared: crate::compared::compared(current, message),
             expected: crate::expected::expected(current, message),
             round_trips: crate::round_trips::round_trips(current),
-            sizes: crate::shapes::distinct_sizes(current),
+            misfit_sizes: crate::shapes::misfits(current),
             locals: crate::locals::locals(current),
             message: message.map(str::to_string),
         }
@@ -1025,7 +1025,7 @@ impl Rules {
             && crate::compared::keeps(&self.compared, candidate, self.message.as_deref())
             && crate::expected::keeps(&self.expected, candidate)
             && crate::round_trips::keeps(&self.round_trips, candidate)
-            && crate::shapes::distinct_sizes(candidate) <= self.sizes
+            && crate::shapes::misfits(candidate) <= self.misfit_sizes
             && crate::locals::keeps(&self.locals, candidate, &scopes)
             && self
                 .kinds

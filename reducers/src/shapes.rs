@@ -1,28 +1,47 @@
-//! Tensors built with the same shape keep building them alike.
+//! Tensors handed together, built with the same size, keep building them alike.
 //!
 //! `masked_tensor(torch.ones((10, 20, 30)), torch.ones((10, 20, 30), dtype=torch.bool))` pairs
 //! data with a mask of its shape; the report's failure comes later, in a reduction over it.
 //! Shrink one `20` alone and the constructor raises the same message itself: a mask that does
-//! not fit its data, the user's mistake, not the bug. Where the script builds tensors or
-//! arrays with factories (`ones`, `zeros`, `empty`, `rand`, `randn`, `full`) of sizes written
-//! the same, a candidate may not build them with more distinct sizes than it did: sizes shrink
-//! together (as `shrink_dims` shrinks them) or one call goes, never one call's size alone.
+//! not fit its data, the user's mistake, not the bug. Where one call is handed two or more
+//! tensors or arrays built by factories (`ones`, `zeros`, `empty`, `rand`, `randn`, `full`),
+//! directly or through names bound once, a candidate may not have more such calls whose
+//! factories build with different sizes: the sizes shrink together (as `shrink_dims` shrinks
+//! them) or not at all. Tensors built apart stay free.
 
 use std::collections::HashSet;
 
 use crate::passes::helpers::callee_name;
-use crate::python::{Expr, Script, all_exprs, ast};
+use crate::python::{Expr, Script, all_exprs, ast, single_bindings};
 
 /// The factories whose positional arguments are the size (`full`: its first).
 const FACTORIES: &[&str] = &["ones", "zeros", "empty", "rand", "randn", "full"];
 
-/// How many distinct sizes the factory calls of `script` build with.
-pub fn distinct_sizes(script: &Script) -> usize {
+/// How many calls of `script` are handed factory-built tensors of different sizes.
+pub fn misfits(script: &Script) -> usize {
+    let bound = single_bindings(script.body());
+    let built = |arg: &Expr| -> Option<Vec<String>> {
+        let arg = match arg {
+            Expr::Name(n) => *bound.get(n.id.as_str())?,
+            _ => arg,
+        };
+        size(script, arg.as_call_expr()?)
+    };
     all_exprs(script.body())
         .into_iter()
-        .filter_map(|e| size(script, e.as_call_expr()?))
-        .collect::<HashSet<_>>()
-        .len()
+        .filter_map(|e| e.as_call_expr())
+        .filter(|call| {
+            let keywords = call.arguments.keywords.iter().map(|k| &k.value);
+            let sizes: HashSet<Vec<String>> = call
+                .arguments
+                .args
+                .iter()
+                .chain(keywords)
+                .filter_map(built)
+                .collect();
+            sizes.len() > 1
+        })
+        .count()
 }
 
 /// The size a factory call builds with, as its dimensions written out (`(10, 20)` and `10, 20`
@@ -51,26 +70,35 @@ mod tests {
     use super::*;
     use crate::python::PythonVersion;
 
-    fn sizes(text: &str) -> usize {
-        distinct_sizes(&Script::parse(text, PythonVersion::PY311).unwrap())
+    fn count(text: &str) -> usize {
+        misfits(&Script::parse(text, PythonVersion::PY311).unwrap())
     }
 
     #[test]
-    fn a_mask_built_like_its_data_counts_one_size() {
+    fn a_mask_handed_with_its_data_keeps_its_size() {
         let original =
             "m = masked_tensor(torch.ones((10, 20)), torch.ones(10, 20, dtype=torch.bool))\n";
-        assert_eq!(sizes(original), 1);
-        // One shrunk alone: two sizes, refused; both: one.
-        assert_eq!(sizes(&original.replacen("20", "2", 1)), 2);
-        assert_eq!(sizes(&original.replace("20", "2")), 1);
+        assert_eq!(count(original), 0);
+        // One shrunk alone: a misfit; both: none.
+        assert_eq!(count(&original.replacen("20", "2", 1)), 1);
+        assert_eq!(count(&original.replace("20", "2")), 0);
+        // Through names bound once.
+        assert_eq!(
+            count("d = torch.ones(2)\nm = torch.ones(3)\nf(d, mask=m)\n"),
+            1
+        );
     }
 
     #[test]
-    fn only_factories_count() {
+    fn tensors_built_apart_and_other_calls_are_free() {
         assert_eq!(
-            sizes("torch.tensor([1, 2])\nnp.full((2, 3), 7)\ntorch.randn(2, 3)\n"),
+            count("a = torch.randn(2, 3)\nb = torch.zeros(4)\nf(a)\ng(b)\n"),
+            0
+        );
+        assert_eq!(
+            count("f(torch.tensor([1, 2]), torch.randn(3), np.full((2, 3), 7))\n"),
             1
         );
-        assert_eq!(sizes("f(1)\ntorch.ones()\n"), 0);
+        assert_eq!(count("f(torch.tensor([1, 2]), torch.randn(3))\n"), 0);
     }
 }
