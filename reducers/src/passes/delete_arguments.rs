@@ -22,7 +22,9 @@
 //! ```
 //!
 //! ## When it cannot apply
-//! Calls without arguments; bases other than plain names of module-level classes.
+//! Calls without arguments; the one argument of a call that is a string literal (a value built
+//! from a string keeps it: `np.datetime64('2019-01-02')`, never `np.datetime64()`, NaT);
+//! bases other than plain names of module-level classes.
 
 use super::helpers::{is_identifier, largest_first, short};
 use crate::edit::{Candidate, Edit, line_of, list_item_range};
@@ -49,6 +51,10 @@ impl Pass for DeleteArguments {
         let calls = all_exprs(script.body())
             .into_iter()
             .filter_map(|e| match e {
+                // A value built from a string keeps it: `np.datetime64('2019-01-02')` is a
+                // date, `np.datetime64()` a NaT no one writes (shrink_literals may still
+                // shorten the string).
+                Expr::Call(call) if lone_string(&call.arguments) => None,
                 Expr::Call(call) => Some((
                     &call.arguments,
                     format!("{}()", short(script.slice(&*call.func))),
@@ -271,6 +277,11 @@ fn skipped_bases(script: &Script) -> Vec<Candidate> {
     out
 }
 
+/// Whether a call's arguments are one string literal and nothing else.
+fn lone_string(arguments: &ast::Arguments) -> bool {
+    arguments.keywords.is_empty() && matches!(arguments.args.as_ref(), [Expr::StringLiteral(_)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +289,16 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::helpers::candidate_texts(&DeleteArguments, text)
+    }
+
+    #[test]
+    fn a_value_built_from_a_string_keeps_it() {
+        assert!(results("np.datetime64('2019-01-02')\n").is_empty());
+        let texts = results("np.datetime64('2019-01-02', 'D')\n");
+        assert!(
+            texts.contains(&"np.datetime64('2019-01-02')\n".to_string()),
+            "{texts:#?}"
+        );
     }
 
     #[test]
