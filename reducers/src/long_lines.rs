@@ -41,7 +41,7 @@ use std::ops::Range;
 
 use crate::edit::{Candidate, Edit, indent_at, line_of, line_start, starts_line};
 use crate::pass::{Growth, Pass, PassInfo, Phase};
-use crate::passes::helpers::{callee_name, is_identifier, short};
+use crate::passes::helpers::{callee_name, is_identifier, short, snake_case};
 use crate::python::{
     Expr, Script, SourceOrderVisitor, Stmt, all_bodies, all_exprs, ast, source_order, span,
 };
@@ -295,23 +295,6 @@ fn parameter_names(lambda: &ast::ExprLambda) -> String {
             .collect::<Vec<_>>()
             .join(",")
     })
-}
-
-/// `MaskedTensor` → `masked_tensor`: a class's name as a variable's.
-fn snake_case(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.char_indices() {
-        if c.is_uppercase() {
-            let after_lower = name[..i].chars().last().is_some_and(|p| p.is_lowercase());
-            if after_lower {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `stem`, or `stem` and a number, whichever is first free where the names `taken` are in use.

@@ -70,6 +70,22 @@ pub(crate) fn callee_name(func: &Expr) -> Option<&str> {
     }
 }
 
+/// `SegHead` as `seg_head`.
+pub(crate) fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether `s` can name a variable, a keyword argument or an attribute.
 pub(crate) fn is_identifier(s: &str) -> bool {
     s.chars()

@@ -45,7 +45,7 @@
 //!   anywhere but as the callee of a call; a call inside the arguments of another.
 //! - The name: both `forward` and the snake-case name already occurring in the script.
 
-use super::helpers::{first_param, multi_line_strings};
+use super::helpers::{first_param, multi_line_strings, snake_case};
 use super::unwrap_modules::{constructions, is_docstring, is_module};
 use crate::edit::{Candidate, Edit, apply_edits_within, lines_label, reindent};
 use crate::pass::{Pass, PassInfo};
@@ -181,22 +181,6 @@ fn function_name(
     ["forward".to_string(), snake_case(class)]
         .into_iter()
         .find(|n| !used(n))
-}
-
-/// `SegHead` as `seg_head`.
-fn snake_case(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The range of a construction with the conversions called on the new instance.
