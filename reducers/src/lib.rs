@@ -4,6 +4,7 @@
 //! loop asks an [`Oracle`] whether candidates still fail; the binary implements it with
 //! worker processes, the tests with one-line fakes.
 
+pub mod checks;
 pub mod compared;
 pub mod control;
 pub mod crash;

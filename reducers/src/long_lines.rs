@@ -225,7 +225,15 @@ impl NameLongValues {
             .one_line_expr(&lambda.body)
             .unwrap_or_else(|| script.slice(&*lambda.body).to_string());
         let indent = at.indent;
-        let definition = format!("{indent}def {name}({params}):\n{indent}    return {body}\n");
+        let mut definition = format!("{indent}def {name}({params}):\n{indent}    return {body}\n");
+        // A function of the module stands apart, as every other `def` of a result does.
+        if indent.is_empty() {
+            if at.text[..at.lines.start].ends_with("\n\n") || at.lines.start == 0 {
+                definition.push('\n');
+            } else {
+                definition = format!("\n{definition}\n");
+            }
+        }
         at.named(span(lambda), &name, definition, original.is_some())
     }
 }
@@ -519,8 +527,15 @@ mod tests {
         let out = named(original, &text);
         assert!(
             out[0].starts_with("def model_func(new_params):\n    return g(new_params, 1) + g(")
-                && out[0].ends_with("\ntorch.func.jvp(torch.func.grad(model_func), (p,), (v,))\n"),
+                && out[0]
+                    .ends_with("\n\ntorch.func.jvp(torch.func.grad(model_func), (p,), (v,))\n"),
             "{out:?}"
+        );
+        let after = named(original, &format!("p = 1\n{text}"));
+        assert!(
+            after[0].starts_with("p = 1\n\ndef model_func(new_params):\n")
+                && after[0].contains("\n\ntorch.func.jvp("),
+            "{after:?}"
         );
         let unnamed = named("", &text);
         assert!(

@@ -971,6 +971,9 @@ struct Rules {
     /// How many calls are handed tensors built with different sizes: a candidate may not have
     /// more (see [`crate::shapes`]).
     misfit_sizes: usize,
+    /// The script's functions handed to two or more library checks: a candidate hands each
+    /// to each still (see [`crate::checks`]).
+    checked: Vec<crate::checks::Checked>,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -1006,6 +1009,7 @@ impl Rules {
             round_trips: crate::round_trips::round_trips(current),
             misfit_sizes: crate::shapes::misfits(current),
             locals: crate::locals::locals(current),
+            checked: crate::checks::checked(current),
             message: message.map(str::to_string),
         }
     }
@@ -1027,6 +1031,7 @@ impl Rules {
             && crate::round_trips::keeps(&self.round_trips, candidate)
             && crate::shapes::misfits(candidate) <= self.misfit_sizes
             && crate::locals::keeps(&self.locals, candidate, &scopes)
+            && crate::checks::keeps(&self.checked, candidate)
             && self
                 .kinds
                 .as_ref()

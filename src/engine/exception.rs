@@ -122,6 +122,18 @@ pub fn callbacks(stderr: &str, methods: &[String]) -> Vec<String> {
     out
 }
 
+/// The library function the script's failing line called, as `FILE:FUNCTION`: in the last
+/// traceback, the frame after the script's innermost one (`torch/autograd/gradcheck.py:
+/// gradgradcheck`); `None` when the script raised the failure itself.
+pub fn entry(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let (frames, _) = traceback_at(&lines, *traceback_starts(&lines).last()?);
+    let script = frames.first()?.0;
+    let last = frames.iter().rposition(|(file, _)| *file == script)?;
+    let (file, function) = frames.get(last + 1)?;
+    Some(format!("{}:{function}", relative(file)))
+}
+
 /// Every frame outside the script in any traceback of `stderr`, as `FILE:FUNCTION`.
 pub fn library_frames(stderr: &str) -> Vec<String> {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -298,6 +310,22 @@ mod tests {
         );
         let stdlib = "Traceback (most recent call last):\n  File \"/tmp/b/repro.py\", line 2, in <module>\n    json.loads('')\n  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py\", line 355, in raw_decode\n    raise JSONDecodeError(\"Expecting value\", s, err.value) from None\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n";
         assert_eq!(site(stdlib).as_deref(), Some("json/decoder.py:raw_decode"));
+    }
+
+    #[test]
+    fn the_entry_is_the_library_function_the_failing_line_called() {
+        let stderr = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 9, in <module>\n    gradgradcheck(F.apply, x)\n  File \"/v/lib/python3.11/site-packages/torch/autograd/gradcheck.py\", line 5, in gradgradcheck\n    return gradcheck(f, x)\n  File \"/v/lib/python3.11/site-packages/torch/autograd/gradcheck.py\", line 7, in gradcheck\n    _raise(msg)\n  File \"/v/lib/python3.11/site-packages/torch/autograd/gradcheck.py\", line 9, in _raise\n    raise GradcheckError(msg)\nGradcheckError: Jacobian mismatch\n";
+        assert_eq!(
+            entry(stderr).as_deref(),
+            Some("torch/autograd/gradcheck.py:gradgradcheck")
+        );
+        let callback = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 5, in <module>\n    sorted(xs, key=k)\n  File \"/usr/lib/python3.11/functools.py\", line 1, in wrapper\n    return f(a)\n  File \"/t/repro.py\", line 2, in k\n    return d[a]\n  File \"/usr/lib/python3.11/collections/__init__.py\", line 3, in __getitem__\n    raise KeyError(a)\nKeyError: 1\n";
+        assert_eq!(
+            entry(callback).as_deref(),
+            Some("collections/__init__.py:__getitem__")
+        );
+        let own = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 3, in <module>\n    raise RuntimeError('x')\nRuntimeError: x\n";
+        assert_eq!(entry(own), None);
     }
 
     #[test]

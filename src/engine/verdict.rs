@@ -306,6 +306,13 @@ impl fmt::Display for Signature {
 pub struct Anchor {
     /// `torch/_dynamo/exc.py:unimplemented`; `None` when the script raised it itself.
     pub site: Option<String>,
+    /// The public library function the failing line called, where the failure was raised
+    /// further in the same file (`torch/autograd/gradcheck.py:gradgradcheck`, raised in that
+    /// file's `_raise`): the file's other public functions reach the same raise for other
+    /// reasons (`gradcheck` for a first-order mismatch), so a candidate must come in the same
+    /// way (see [`crate::engine::exception::entry`]). Not a private or special one (`__call__`
+    /// of a compiled module, `_fn`): those are how an object is called, whichever the object.
+    pub entry: Option<String>,
     /// The library functions that called back into the script on the way to a failure raised
     /// in a library (`torch/_functorch/apis.py:wrapped`: a `vmap`), which a candidate's stack
     /// must still show: the same message reached without them is another bug (see
@@ -339,6 +346,11 @@ impl Anchor {
     /// whether its computed values are kept (an assertion without a control).
     pub fn of(text: &str, outcome: &Outcome, values: bool) -> Anchor {
         let site = crate::engine::exception::site(&outcome.stderr);
+        let entry = site.as_deref().and_then(|site| {
+            let entry = crate::engine::exception::entry(&outcome.stderr)?;
+            let public = !function_of(&entry).starts_with('_');
+            (public && entry != site && file_of(&entry) == file_of(site)).then_some(entry)
+        });
         let through = match site {
             Some(_) => crate::engine::exception::callbacks(&outcome.stderr, &methods(text)),
             None => Vec::new(),
@@ -376,6 +388,7 @@ impl Anchor {
         Anchor {
             expected,
             site,
+            entry,
             through,
             computed,
             figures,
@@ -395,6 +408,15 @@ impl Anchor {
                 return Some(format!(
                     "raised at {}, not at {site}",
                     got.as_deref().unwrap_or("the script itself")
+                ));
+            }
+        }
+        if let Some(entry) = &self.entry {
+            let got = crate::engine::exception::entry(&outcome.stderr);
+            if got.as_ref() != Some(entry) {
+                return Some(format!(
+                    "entered the library at {}, not at {entry}",
+                    got.as_deref().unwrap_or("no library function")
                 ));
             }
         }
@@ -464,6 +486,18 @@ impl Anchor {
             }
         })
     }
+}
+
+/// `torch/autograd/gradcheck.py` of `torch/autograd/gradcheck.py:gradcheck`.
+fn file_of(frame: &str) -> &str {
+    frame.rsplit_once(':').map_or(frame, |(file, _)| file)
+}
+
+/// `gradcheck` of `torch/autograd/gradcheck.py:gradcheck`.
+fn function_of(frame: &str) -> &str {
+    frame
+        .rsplit_once(':')
+        .map_or(frame, |(_, function)| function)
 }
 
 /// `line` cut to 80 characters, for a log line.

@@ -214,6 +214,11 @@ impl Reduction<'_> {
                 .as_deref()
                 .unwrap_or("none (the script raises it itself)")
         ));
+        if let Some(entry) = &anchor.entry {
+            run_dir.log(format!(
+                "entered at: {entry} (a candidate that calls another entry of that file is a near miss)"
+            ));
+        }
         if !anchor.through.is_empty() {
             run_dir.log(format!(
                 "called back through: {} (a candidate without it is a near miss)",
