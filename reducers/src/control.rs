@@ -7,7 +7,8 @@
 //! - [`Suspect::Transform`]: a transform that calls back into the script and has a plain
 //!   counterpart runs without it: `vmap(f)(x)` applies `f` to each sample and stacks the
 //!   results, `grad(f)`, `jacrev(f)`, `jacfwd(f)` and `hessian(f)` become `f`, and
-//!   `torch.jit.script(m)` and `torch.jit.trace(m, …)` become `m` (their decorators go). The
+//!   `torch.jit.script(m)`, `torch.jit.trace(m, …)` and `torch.fx.symbolic_trace(m)` become
+//!   `m` (their decorators go). The
 //!   same message raised by the untransformed code is a user's mistake, not the transform's
 //!   bug (`autograd.grad` of a tensor that never required grad);
 //! - [`Suspect::Custom`]: in a comparison (`torch.allclose(a, b)`, `torch.equal`,
@@ -158,6 +159,7 @@ const TRANSFORMS: &[(&str, Option<&str>)] = &[
     ("torch.func.hessian", None),
     ("torch.jit.script", None),
     ("torch.jit.trace", None),
+    ("torch.fx.symbolic_trace", None),
 ];
 
 /// `vmap(f)` run plainly: `f` applied to each sample of its arguments (the first dimension
@@ -1243,9 +1245,9 @@ mod tests {
             "{vmapped}"
         );
         assert_eq!(
-            control("import torch\n@torch.jit.script\ndef f(x):\n    return x\ng = torch.jit.trace(m, (x,))\nh = torch.func.grad(f)(x)\n")
+            control("import torch\n@torch.jit.script\ndef f(x):\n    return x\ng = torch.jit.trace(m, (x,))\nh = torch.func.grad(f)(x)\nt = torch.fx.symbolic_trace(m)\n")
                 .as_deref(),
-            Some("import torch\ndef f(x):\n    return x\ng = (m)\nh = (f)(x)\n")
+            Some("import torch\ndef f(x):\n    return x\ng = (m)\nh = (f)(x)\nt = (m)\n")
         );
         // A vmap over chosen dimensions has no plain counterpart here.
         assert_eq!(

@@ -8,6 +8,7 @@ pub mod checks;
 pub mod compared;
 pub mod control;
 pub mod crash;
+pub mod differential;
 pub mod edit;
 pub mod expected;
 pub mod fix;

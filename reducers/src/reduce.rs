@@ -974,6 +974,9 @@ struct Rules {
     /// The script's functions handed to two or more library checks: a candidate hands each
     /// to each still (see [`crate::checks`]).
     checked: Vec<crate::checks::Checked>,
+    /// The words the two sides of a check swap where they read alike otherwise: a
+    /// candidate's check swaps them and nothing else (see [`crate::differential`]).
+    differentials: Vec<crate::differential::Swaps>,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -1010,6 +1013,7 @@ impl Rules {
             misfit_sizes: crate::shapes::misfits(current),
             locals: crate::locals::locals(current),
             checked: crate::checks::checked(current),
+            differentials: crate::differential::differentials(current),
             message: message.map(str::to_string),
         }
     }
@@ -1032,6 +1036,7 @@ impl Rules {
             && crate::shapes::misfits(candidate) <= self.misfit_sizes
             && crate::locals::keeps(&self.locals, candidate, &scopes)
             && crate::checks::keeps(&self.checked, candidate)
+            && crate::differential::keeps(&self.differentials, candidate)
             && self
                 .kinds
                 .as_ref()

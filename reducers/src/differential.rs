@@ -1,0 +1,318 @@
+//! A check of two computations that differ in one setting keeps that difference, and only it.
+//!
+//! `assert (np.histogram(np.asarray(v, dtype=object)) == np.histogram(np.asarray(v,
+//! dtype=float))).all()` says that `object` and `float` should bin alike. Shrink the data on
+//! one side only, or drop the `dtype` from both, and the two sides still differ: the same
+//! `AssertionError`, comparing two unrelated histograms. Where the two sides of a check read
+//! the same (through names bound once) but for one or two words swapped (`object` for
+//! `float`, `'eager'` for `'inductor'`), a candidate keeps a check whose sides differ by the
+//! same swaps and nothing else: what the sides share shrinks on both sides at once, or not at
+//! all.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::python::{Expr, Script, Stmt, all_bodies, span};
+use crate::scopes::Scopes;
+
+/// The words swapped between the two sides of a check (`("object", "float")`), each pair in
+/// the order the sides have them.
+pub type Swaps = BTreeSet<(String, String)>;
+
+/// At most this many words swapped per place, and places swapped.
+const MOST_WORDS: usize = 3;
+const MOST_PLACES: usize = 2;
+
+/// The swaps of every check of `script` whose sides read alike but for them.
+pub fn differentials(script: &Script) -> Vec<Swaps> {
+    let bindings = module_bindings(script);
+    let mut out: Vec<Swaps> = checks(script)
+        .into_iter()
+        .filter_map(|(a, b)| {
+            swaps(
+                &expand(script, a, &bindings, 0),
+                &expand(script, b, &bindings, 0),
+            )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether `candidate` has, for each of `differentials`, a check whose sides differ by the
+/// same swaps (either way round) and nothing else.
+pub fn keeps(differentials: &[Swaps], candidate: &Script) -> bool {
+    if differentials.is_empty() {
+        return true;
+    }
+    let now = self::differentials(candidate);
+    let flipped = |s: &Swaps| -> Swaps { s.iter().map(|(a, b)| (b.clone(), a.clone())).collect() };
+    differentials
+        .iter()
+        .all(|d| now.iter().any(|n| n == d || flipped(n) == *d))
+}
+
+/// The two sides of each check: an `assert` of a comparison (`a == b`, `(a == b).all()`,
+/// `not …`, `np.array_equal(a, b)`, `torch.allclose(a, b)`), or a call of an `assert…`
+/// comparison (`torch.testing.assert_close(a, b)`).
+fn checks(script: &Script) -> Vec<(&Expr, &Expr)> {
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            Stmt::Assert(a) => sides(&a.test),
+            Stmt::Expr(e) => match &*e.value {
+                Expr::Call(call) if callee(&call.func).is_some_and(|c| c.starts_with("assert")) => {
+                    sides(&e.value)
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// The functions that compare their first two arguments.
+const COMPARISONS: &[&str] = &[
+    "allclose",
+    "isclose",
+    "equal",
+    "array_equal",
+    "array_equiv",
+    "assert_close",
+    "assert_allclose",
+    "assert_equal",
+    "assert_array_equal",
+    "assert_array_almost_equal",
+    "assert_almost_equal",
+];
+
+fn sides(test: &Expr) -> Option<(&Expr, &Expr)> {
+    match test {
+        Expr::Compare(c) => match &c.comparators[..] {
+            [right] => Some((&c.left, right)),
+            _ => None,
+        },
+        Expr::UnaryOp(u) => sides(&u.operand),
+        Expr::Call(call) => {
+            let name = callee(&call.func)?;
+            let args = &call.arguments.args;
+            match (name, &args[..]) {
+                ("all" | "any", []) => match &*call.func {
+                    Expr::Attribute(a) => sides(&a.value),
+                    _ => None,
+                },
+                ("all" | "any", [one]) => sides(one),
+                (name, [a, b, ..]) if COMPARISONS.contains(&name) => Some((a, b)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `allclose` of `torch.allclose`, `all` of `x.all`.
+fn callee(func: &Expr) -> Option<&str> {
+    match func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    }
+}
+
+/// The names the module binds once, by `name = value`, with their values (a function's
+/// variable of the same name is another variable).
+fn module_bindings(script: &Script) -> HashMap<&str, &Expr> {
+    let scopes = Scopes::of(script.body());
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for o in scopes
+        .occurrences
+        .iter()
+        .filter(|o| o.binds && o.scope.is_none())
+    {
+        *count.entry(o.name).or_default() += 1;
+    }
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::Assign(a) => match a.targets.as_slice() {
+                [Expr::Name(n)]
+                    if count.get(n.id.as_str()) == Some(&1)
+                        && scopes.innermost_at(span(s).start).is_none() =>
+                {
+                    Some((n.id.as_str(), &*a.value))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// The words of `expr`, each name the module binds once (not an attribute) replaced by the
+/// words of its value.
+fn expand(
+    script: &Script,
+    expr: &Expr,
+    bindings: &HashMap<&str, &Expr>,
+    depth: usize,
+) -> Vec<String> {
+    let words = words(script.slice(expr));
+    let mut out = Vec::with_capacity(words.len());
+    for (i, word) in words.iter().enumerate() {
+        let attribute = i > 0 && words[i - 1] == ".";
+        match bindings.get(word.as_str()) {
+            Some(value) if !attribute && depth < 8 => {
+                out.extend(expand(script, value, bindings, depth + 1))
+            }
+            _ => out.push(word.clone()),
+        }
+    }
+    out
+}
+
+/// The swaps that turn `a` into `b`, when that is all that differs: at most [`MOST_PLACES`]
+/// places, each at most [`MOST_WORDS`] words on either side, and more words alike than swapped.
+fn swaps(a: &[String], b: &[String]) -> Option<Swaps> {
+    use similar::{Algorithm, DiffOp, capture_diff_slices};
+    let mut out = Swaps::new();
+    let (mut alike, mut places) = (0, 0);
+    let mut pending: Option<(Vec<&str>, Vec<&str>)> = None;
+    let mut close = |pending: &mut Option<(Vec<&str>, Vec<&str>)>, out: &mut Swaps| {
+        if let Some((old, new)) = pending.take() {
+            if old.is_empty() || new.is_empty() || old.len() > MOST_WORDS || new.len() > MOST_WORDS
+            {
+                return false;
+            }
+            out.insert((old.join(" "), new.join(" ")));
+            places += 1;
+        }
+        true
+    };
+    for op in capture_diff_slices(Algorithm::Myers, a, b) {
+        match op {
+            DiffOp::Equal { len, .. } => {
+                if !close(&mut pending, &mut out) {
+                    return None;
+                }
+                alike += len;
+            }
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
+                let p = pending.get_or_insert_with(Default::default);
+                p.0.extend(a[old_index..old_index + old_len].iter().map(String::as_str));
+            }
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => {
+                let p = pending.get_or_insert_with(Default::default);
+                p.1.extend(b[new_index..new_index + new_len].iter().map(String::as_str));
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                let p = pending.get_or_insert_with(Default::default);
+                p.0.extend(a[old_index..old_index + old_len].iter().map(String::as_str));
+                p.1.extend(b[new_index..new_index + new_len].iter().map(String::as_str));
+            }
+        }
+    }
+    if !close(&mut pending, &mut out) {
+        return None;
+    }
+    let swapped: usize = out.iter().map(|(o, _)| o.split(' ').count()).sum();
+    (!out.is_empty() && places <= MOST_PLACES && alike > swapped).then_some(out)
+}
+
+/// The words of Python code: names, numbers, strings and single punctuation marks; comments
+/// and spaces dropped.
+fn words(code: &str) -> Vec<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        if c.is_whitespace() || c == '\\' {
+            i += 1;
+            continue;
+        }
+        if c == '#' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_alphanumeric() || c == '_' {
+            while i < chars.len()
+                && (chars[i].is_alphanumeric()
+                    || chars[i] == '_'
+                    || (c.is_ascii_digit() && chars[i] == '.'))
+            {
+                i += 1;
+            }
+        } else if c == '\'' || c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(chars.len());
+        } else {
+            i += 1;
+        }
+        out.push(chars[start..i].iter().collect());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    fn parse(text: &str) -> Script {
+        Script::parse(text, PythonVersion::latest()).unwrap()
+    }
+
+    const HISTOGRAMS: &str = "import numpy as np\nv = [0., 1., np.nan]\na = np.histogram(np.asarray(v, dtype=object))[0]\nb = np.histogram(np.asarray(v, dtype=float))[0]\nassert (a == b).all()\n";
+
+    #[test]
+    fn sides_alike_but_for_a_swap_keep_it() {
+        let d = differentials(&parse(HISTOGRAMS));
+        assert_eq!(
+            d,
+            vec![Swaps::from([("object".to_string(), "float".to_string())])]
+        );
+        assert!(keeps(&d, &parse(HISTOGRAMS)));
+        let inlined = "import numpy as np\nassert (np.histogram(np.asarray([np.nan], dtype=object))[0] == np.histogram(np.asarray([np.nan], dtype=float))[0]).all()\n";
+        assert!(keeps(&d, &parse(inlined)));
+        let one_side = HISTOGRAMS.replace("asarray(v, dtype=float)", "asarray([1.])");
+        assert!(!keeps(&d, &parse(&one_side)));
+        let no_dtype = HISTOGRAMS
+            .replace(", dtype=object", "")
+            .replace(", dtype=float", "");
+        assert!(!keeps(&d, &parse(&no_dtype)));
+    }
+
+    #[test]
+    fn a_backend_swapped_between_two_runs_stays() {
+        let text = "def run(m, backend):\n    out = m\n    return out\nout = run(m, 'eager')\nc_out = run(m, 'inductor')\nassert torch.allclose(out, c_out, rtol=1e-3)\n";
+        let d = differentials(&parse(text));
+        assert_eq!(d.len(), 1, "{d:?}");
+        let flipped = text.replace("allclose(out, c_out", "allclose(c_out, out");
+        assert!(keeps(&d, &parse(&flipped)));
+        let literal = text.replace("allclose(out, c_out", "allclose(out, 1.0");
+        assert!(!keeps(&d, &parse(&literal)));
+    }
+
+    #[test]
+    fn sides_that_differ_in_more_are_free() {
+        let text = "import torch\nm = M()\nassert torch.allclose(m(x), torch.fx.symbolic_trace(m)(x))\nassert f(x) == g(y, z)\n";
+        assert!(differentials(&parse(text)).is_empty());
+    }
+}
