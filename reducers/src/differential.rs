@@ -10,6 +10,7 @@
 //! all.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 
 use crate::python::{Expr, Script, Stmt, all_bodies, span};
 use crate::scopes::Scopes;
@@ -173,60 +174,79 @@ fn expand(
 }
 
 /// The swaps that turn `a` into `b`, when that is all that differs: at most [`MOST_PLACES`]
-/// places, each at most [`MOST_WORDS`] words on either side, and more words alike than swapped.
+/// places, each at most [`MOST_WORDS`] words on either side, each a setting (a literal, a
+/// keyword's value, an attribute) and not a function called (`model(x)` against `ref(x)`
+/// compares two implementations, which the control of the script's own code guards), and
+/// more words alike than swapped.
 fn swaps(a: &[String], b: &[String]) -> Option<Swaps> {
     use similar::{Algorithm, DiffOp, capture_diff_slices};
-    let mut out = Swaps::new();
-    let (mut alike, mut places) = (0, 0);
-    let mut pending: Option<(Vec<&str>, Vec<&str>)> = None;
-    let mut close = |pending: &mut Option<(Vec<&str>, Vec<&str>)>, out: &mut Swaps| {
-        if let Some((old, new)) = pending.take() {
-            if old.is_empty() || new.is_empty() || old.len() > MOST_WORDS || new.len() > MOST_WORDS
-            {
-                return false;
-            }
-            out.insert((old.join(" "), new.join(" ")));
-            places += 1;
-        }
-        true
-    };
+    // The runs of words that differ, as ranges of `a` and of `b`.
+    let mut runs: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+    let mut alike = 0;
+    let mut open = false;
     for op in capture_diff_slices(Algorithm::Myers, a, b) {
-        match op {
+        let (old, new) = match op {
             DiffOp::Equal { len, .. } => {
-                if !close(&mut pending, &mut out) {
-                    return None;
-                }
                 alike += len;
+                open = false;
+                continue;
             }
             DiffOp::Delete {
-                old_index, old_len, ..
-            } => {
-                let p = pending.get_or_insert_with(Default::default);
-                p.0.extend(a[old_index..old_index + old_len].iter().map(String::as_str));
-            }
+                old_index,
+                old_len,
+                new_index,
+            } => (old_index..old_index + old_len, new_index..new_index),
             DiffOp::Insert {
-                new_index, new_len, ..
-            } => {
-                let p = pending.get_or_insert_with(Default::default);
-                p.1.extend(b[new_index..new_index + new_len].iter().map(String::as_str));
-            }
+                old_index,
+                new_index,
+                new_len,
+            } => (old_index..old_index, new_index..new_index + new_len),
             DiffOp::Replace {
                 old_index,
                 old_len,
                 new_index,
                 new_len,
-            } => {
-                let p = pending.get_or_insert_with(Default::default);
-                p.0.extend(a[old_index..old_index + old_len].iter().map(String::as_str));
-                p.1.extend(b[new_index..new_index + new_len].iter().map(String::as_str));
+            } => (
+                old_index..old_index + old_len,
+                new_index..new_index + new_len,
+            ),
+        };
+        match runs.last_mut() {
+            Some(run) if open => {
+                run.0.end = run.0.end.max(old.end);
+                run.1.end = run.1.end.max(new.end);
             }
+            _ => runs.push((old, new)),
         }
+        open = true;
     }
-    if !close(&mut pending, &mut out) {
-        return None;
+    let called = |words: &[String], end: usize| words.get(end).is_some_and(|w| w == "(");
+    // A setting: a literal, a keyword's value or an attribute (`'eager'`, `dtype=object`,
+    // `torch.float64`), not a variable (`y.shape == x.shape` compares two values).
+    let setting = |words: &[String], run: &Range<usize>| {
+        let first = &words[run.start];
+        let literal =
+            first.starts_with(['\'', '"']) || first.starts_with(|c: char| c.is_ascii_digit());
+        let after = run.start > 0 && matches!(words[run.start - 1].as_str(), "=" | ".");
+        literal || after || matches!(first.as_str(), "True" | "False" | "None")
+    };
+    let mut out = Swaps::new();
+    for (old, new) in &runs {
+        if old.is_empty()
+            || new.is_empty()
+            || old.len() > MOST_WORDS
+            || new.len() > MOST_WORDS
+            || called(a, old.end)
+            || called(b, new.end)
+            || !setting(a, old)
+            || !setting(b, new)
+        {
+            return None;
+        }
+        out.insert((a[old.clone()].join(" "), b[new.clone()].join(" ")));
     }
-    let swapped: usize = out.iter().map(|(o, _)| o.split(' ').count()).sum();
-    (!out.is_empty() && places <= MOST_PLACES && alike > swapped).then_some(out)
+    let swapped: usize = runs.iter().map(|(old, _)| old.len()).sum();
+    (!runs.is_empty() && runs.len() <= MOST_PLACES && alike > swapped).then_some(out)
 }
 
 /// The words of Python code: names, numbers, strings and single punctuation marks; comments
@@ -312,7 +332,7 @@ mod tests {
 
     #[test]
     fn sides_that_differ_in_more_are_free() {
-        let text = "import torch\nm = M()\nassert torch.allclose(m(x), torch.fx.symbolic_trace(m)(x))\nassert f(x) == g(y, z)\n";
+        let text = "import torch\nm = M()\nassert torch.allclose(m(x), torch.fx.symbolic_trace(m)(x))\nassert f(x) == g(y, z)\ntorch.testing.assert_close(model(x), ref(x))\nassert y.shape == x.shape\n";
         assert!(differentials(&parse(text)).is_empty());
     }
 }

@@ -87,14 +87,79 @@ fn torch_checks(script: &Script) -> Vec<(&Expr, Option<&Expr>)> {
 }
 
 /// How many checks of `script` check nothing: asserts on constants (see [`constant_asserts`]),
-/// raises that no check guards (see [`unguarded_raises`]), calls of values that cannot be
+/// asserts that expect an instance of a class nothing else names (see
+/// [`unmet_expectations`]), raises that no check guards (see [`unguarded_raises`]), calls of values that cannot be
 /// called (see [`uncallable_calls`]) and divisions by zero (see
 /// [`crate::zeros::zero_divisions`]).
 pub fn empty_checks(script: &Script) -> usize {
     constant_asserts(script)
+        + unmet_expectations(script)
         + unguarded_raises(script)
         + uncallable_calls(script)
         + crate::zeros::zero_divisions(script)
+}
+
+/// How many `assert`s expect a value of a class the script defines and names nowhere else
+/// (`assert type(v) is DisplayName`, `assert isinstance(v, DisplayName)`): no code builds one
+/// or hands the class to a library that could, so the check fails for any program. Where
+/// another line named it (`Annotated[str, DisplayName("A")]`), the value the check reads
+/// could be one, and the failure says it is not.
+pub fn unmet_expectations(script: &Script) -> usize {
+    let text = script.text();
+    if !text.contains("isinstance") && !text.contains(" is ") && !text.contains("type(") {
+        return 0;
+    }
+    let classes: HashSet<&str> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            Stmt::ClassDef(c) => Some(c.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if classes.is_empty() {
+        return 0;
+    }
+    let mut reads: HashMap<&str, usize> = HashMap::new();
+    for expr in crate::python::all_exprs(script.body()) {
+        if let Expr::Name(n) = expr {
+            *reads.entry(n.id.as_str()).or_default() += 1;
+        }
+    }
+    let unnamed = |e: &Expr| match e {
+        Expr::Name(n) => classes.contains(n.id.as_str()) && reads.get(n.id.as_str()) == Some(&1),
+        _ => false,
+    };
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter(|s| match s {
+            Stmt::Assert(a) => expected_class(&a.test).is_some_and(unnamed),
+            _ => false,
+        })
+        .count()
+}
+
+/// The class an assert's test expects a value to be: `C` of `type(v) is C`, `type(v) == C`,
+/// `isinstance(v, C)`, under any `not`.
+fn expected_class(test: &Expr) -> Option<&Expr> {
+    let builtin = |e: &Expr, name: &str| matches!(e, Expr::Name(n) if n.id.as_str() == name);
+    match test {
+        Expr::UnaryOp(u) => expected_class(&u.operand),
+        Expr::Call(c) if builtin(&c.func, "isinstance") => c.arguments.args.get(1),
+        Expr::Compare(c) => {
+            let [right] = &c.comparators[..] else {
+                return None;
+            };
+            let is_type = |e: &Expr| matches!(e, Expr::Call(c) if builtin(&c.func, "type"));
+            match (is_type(&c.left), is_type(right)) {
+                (true, false) => Some(right),
+                (false, true) => Some(&*c.left),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// How many calls of `script` call a constant that is no function: a literal (`None(1.0)`,
@@ -311,7 +376,8 @@ fn dead_functions(stmts: &[&Stmt], scopes: &Scopes) -> Vec<usize> {
 
 /// How many `raise` statements of an exception (not a bare re-raise) no check guards: none
 /// of the `if` or `while` tests above them reads a name the script computes, and they are not
-/// in an `except` handler or a `match` case. `if ours.isnan().any(): raise AssertionError(…)`
+/// in an `except` handler, a `match` case, or the `else` of a `try` whose body calls something
+/// (which checks that the call raised). `if ours.isnan().any(): raise AssertionError(…)`
 /// checks the computation; the `raise` alone, as a jump to it leaves it, fails for any
 /// program, and so does one under `if object():` or `if torch.randn(1):`, which read nothing
 /// the script computed.
@@ -337,10 +403,16 @@ fn raises_in(body: &[Stmt], constants: &Constants, guarded: bool) -> usize {
                 raises_in(&w.body, constants, checks(&w.test))
                     + raises_in(&w.orelse, constants, guarded)
             }
-            Stmt::Try(t) => [&t.body, &t.orelse, &t.finalbody]
-                .iter()
-                .map(|b| raises_in(b, constants, guarded))
-                .sum(),
+            Stmt::Try(t) => {
+                // `try: f() except E: pass else: raise …` checks that `f()` raised.
+                let expects = !t.handlers.is_empty()
+                    && crate::python::all_exprs(&t.body)
+                        .iter()
+                        .any(|e| matches!(e, Expr::Call(_)));
+                raises_in(&t.body, constants, guarded)
+                    + raises_in(&t.orelse, constants, guarded || expects)
+                    + raises_in(&t.finalbody, constants, guarded)
+            }
             Stmt::Match(_) => 0,
             other => child_bodies(other)
                 .into_iter()
@@ -528,9 +600,34 @@ mod tests {
             raises("try:\n    f()\nexcept KeyError:\n    raise ValueError\n"),
             0
         );
+        // In the `else` of a `try` that calls something, it checks that the call raised.
+        let expected = "try:\n    isinstance(object(), P)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')\n";
+        assert_eq!(raises(expected), 0);
+        assert_eq!(
+            raises(
+                "try:\n    pass\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError\n"
+            ),
+            1
+        );
         // A bare `raise` re-raises what is being handled.
         assert_eq!(raises("def g():\n    raise\n"), 0);
         assert_eq!(raises("def g():\n    raise NotImplementedError\n"), 1);
+    }
+
+    #[test]
+    fn an_assert_that_expects_a_class_nothing_else_names_checks_nothing() {
+        let count =
+            |text: &str| unmet_expectations(&Script::parse(text, PythonVersion::PY311).unwrap());
+        let named = "class D(str):\n    pass\nclass F:\n    a: Annotated[str, D('A')]\nm = hints(F)\nassert type(m) is D\n";
+        assert_eq!(count(named), 0);
+        let unnamed = "class D(str):\n    pass\nm = hints(G)\nassert type(m) is D\n";
+        assert_eq!(count(unnamed), 1);
+        assert_eq!(count("class D:\n    pass\nassert isinstance(m, D)\n"), 1);
+        assert_eq!(
+            count("class D:\n    pass\nassert not isinstance(m, D)\n"),
+            1
+        );
+        assert_eq!(count("assert isinstance(m, int)\n"), 0);
     }
 
     fn uncallable(text: &str) -> usize {
