@@ -54,7 +54,7 @@ pub fn keeps(differentials: &[Swaps], candidate: &Script) -> bool {
 }
 
 /// The two sides of each check: an `assert` of a comparison (`a == b`, `(a == b).all()`,
-/// `not …`, `np.array_equal(a, b)`, `torch.allclose(a, b)`), or a call of an `assert…`
+/// `not …`, `np.array_equal(a, b)`, `torch.allclose(a, b)`, `a.equal(b)`), or a call of an `assert…`
 /// comparison (`torch.testing.assert_close(a, b)`).
 fn checks(script: &Script) -> Vec<(&Expr, &Expr)> {
     all_bodies(script.body())
@@ -105,6 +105,11 @@ fn sides(test: &Expr) -> Option<(&Expr, &Expr)> {
                 },
                 ("all" | "any", [one]) => sides(one),
                 (name, [a, b, ..]) if COMPARISONS.contains(&name) => Some((a, b)),
+                // `a.equal(b)`, `a.allclose(b)`
+                (name, [b]) if COMPARISONS.contains(&name) => match &*call.func {
+                    Expr::Attribute(a) => Some((&*a.value, b)),
+                    _ => None,
+                },
                 _ => None,
             }
         }
@@ -326,6 +331,8 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         let flipped = text.replace("allclose(out, c_out", "allclose(c_out, out");
         assert!(keeps(&d, &parse(&flipped)));
+        let method = text.replace("torch.allclose(out, c_out, rtol=1e-3)", "out.equal(c_out)");
+        assert!(keeps(&d, &parse(&method)));
         let literal = text.replace("allclose(out, c_out", "allclose(out, 1.0");
         assert!(!keeps(&d, &parse(&literal)));
     }

@@ -100,8 +100,9 @@ pub fn empty_checks(script: &Script) -> usize {
 }
 
 /// How many `assert`s expect a value of a class the script defines and names nowhere else
-/// (`assert type(v) is DisplayName`, `assert isinstance(v, DisplayName)`): no code builds one
-/// or hands the class to a library that could, so the check fails for any program. Where
+/// (`assert type(v) is DisplayName`, `assert isinstance(v, DisplayName)`), or of a literal
+/// (`assert type(v) is 0`): no code builds one or hands the class to a library that could, so
+/// the check fails for any program. Where
 /// another line named it (`Annotated[str, DisplayName("A")]`), the value the check reads
 /// could be one, and the failure says it is not.
 pub fn unmet_expectations(script: &Script) -> usize {
@@ -117,9 +118,6 @@ pub fn unmet_expectations(script: &Script) -> usize {
             _ => None,
         })
         .collect();
-    if classes.is_empty() {
-        return 0;
-    }
     let mut reads: HashMap<&str, usize> = HashMap::new();
     for expr in crate::python::all_exprs(script.body()) {
         if let Expr::Name(n) = expr {
@@ -134,7 +132,7 @@ pub fn unmet_expectations(script: &Script) -> usize {
         .into_iter()
         .flatten()
         .filter(|s| match s {
-            Stmt::Assert(a) => expected_class(&a.test).is_some_and(unnamed),
+            Stmt::Assert(a) => expected_class(&a.test).is_some_and(|c| unnamed(c) || is_literal(c)),
             _ => false,
         })
         .count()
@@ -382,10 +380,86 @@ fn dead_functions(stmts: &[&Stmt], scopes: &Scopes) -> Vec<usize> {
 /// program, and so does one under `if object():` or `if torch.randn(1):`, which read nothing
 /// the script computed.
 pub fn unguarded_raises(script: &Script) -> usize {
-    raises_in(script.body(), &constants(script), false)
+    let own = Own {
+        constants: constants(script),
+        bound: reaching_imports(script),
+    };
+    raises_in(script.body(), &own, false)
 }
 
-fn raises_in(body: &[Stmt], constants: &Constants, guarded: bool) -> usize {
+/// What a script has of its own: its constants, and the names whose definitions reach an
+/// import (see [`reaching_imports`]).
+struct Own<'a> {
+    constants: Constants<'a>,
+    bound: HashSet<&'a str>,
+}
+
+/// The names of `script` that are imports, or whose definitions read one, at any remove:
+/// `class Bar(Foo, Protocol)` reaches `typing` through `Protocol`, `class Bar: pass` reaches
+/// nothing. A call that reads none of them runs builtins and the script's plain code only.
+fn reaching_imports(script: &Script) -> HashSet<&str> {
+    fn names(exprs: Vec<&Expr>) -> Vec<&str> {
+        exprs
+            .into_iter()
+            .filter_map(|e| e.as_name_expr().map(|n| n.id.as_str()))
+            .collect()
+    }
+    let mut reads: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut reached: HashSet<&str> = HashSet::new();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        match stmt {
+            Stmt::Import(i) => reached.extend(i.names.iter().map(|a| {
+                let bound = a.asname.as_ref().unwrap_or(&a.name).as_str();
+                bound.split('.').next().unwrap_or(bound)
+            })),
+            Stmt::ImportFrom(i) => reached.extend(
+                i.names
+                    .iter()
+                    .map(|a| a.asname.as_ref().unwrap_or(&a.name).as_str()),
+            ),
+            Stmt::ClassDef(_) | Stmt::FunctionDef(_) => {
+                let name = match stmt {
+                    Stmt::ClassDef(c) => c.name.as_str(),
+                    Stmt::FunctionDef(f) => f.name.as_str(),
+                    _ => unreachable!(),
+                };
+                let body = std::slice::from_ref(stmt);
+                reads
+                    .entry(name)
+                    .or_default()
+                    .extend(names(crate::python::all_exprs(body)));
+            }
+            _ => {
+                if let Some((targets, value)) = crate::python::assignment(stmt) {
+                    for target in targets {
+                        if let Some(n) = target.as_name_expr() {
+                            reads
+                                .entry(n.id.as_str())
+                                .or_default()
+                                .extend(names(exprs_of(value)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    loop {
+        let more: Vec<&str> = reads
+            .iter()
+            .filter(|(name, read)| {
+                !reached.contains(*name) && read.iter().any(|r| reached.contains(r))
+            })
+            .map(|(name, _)| *name)
+            .collect();
+        if more.is_empty() {
+            return reached;
+        }
+        reached.extend(more);
+    }
+}
+
+fn raises_in(body: &[Stmt], own: &Own, guarded: bool) -> usize {
+    let constants = &own.constants;
     let checks = |test: &Expr| guarded || !computed_names(test, constants).is_empty();
     body.iter()
         .map(|stmt| match stmt {
@@ -396,27 +470,31 @@ fn raises_in(body: &[Stmt], constants: &Constants, guarded: bool) -> usize {
                 let guarded = tests.into_iter().any(checks);
                 std::iter::once(&s.body[..])
                     .chain(s.elif_else_clauses.iter().map(|c| &c.body[..]))
-                    .map(|b| raises_in(b, constants, guarded))
+                    .map(|b| raises_in(b, own, guarded))
                     .sum()
             }
             Stmt::While(w) => {
-                raises_in(&w.body, constants, checks(&w.test))
-                    + raises_in(&w.orelse, constants, guarded)
+                raises_in(&w.body, own, checks(&w.test)) + raises_in(&w.orelse, own, guarded)
             }
             Stmt::Try(t) => {
-                // `try: f() except E: pass else: raise …` checks that `f()` raised.
+                // `try: isinstance(x, P) except E: pass else: raise …` checks that a call
+                // that reaches a library raised (`object()` alone, or `isinstance(x, P)` with
+                // `P` a plain class of the script, checks nothing).
                 let expects = !t.handlers.is_empty()
-                    && crate::python::all_exprs(&t.body)
-                        .iter()
-                        .any(|e| matches!(e, Expr::Call(_)));
-                raises_in(&t.body, constants, guarded)
-                    + raises_in(&t.orelse, constants, guarded || expects)
-                    + raises_in(&t.finalbody, constants, guarded)
+                    && crate::python::all_exprs(&t.body).iter().any(|e| {
+                        matches!(e, Expr::Call(_))
+                            && exprs_of(e).into_iter().any(
+                                |e| matches!(e, Expr::Name(n) if own.bound.contains(n.id.as_str())),
+                            )
+                    });
+                raises_in(&t.body, own, guarded)
+                    + raises_in(&t.orelse, own, guarded || expects)
+                    + raises_in(&t.finalbody, own, guarded)
             }
             Stmt::Match(_) => 0,
             other => child_bodies(other)
                 .into_iter()
-                .map(|b| raises_in(b, constants, guarded))
+                .map(|b| raises_in(b, own, guarded))
                 .sum(),
         })
         .sum()
@@ -450,6 +528,11 @@ fn is_constant(expr: &Expr, constants: &Constants) -> bool {
         Expr::Attribute(a) => is_constant(&a.value, constants),
         Expr::Call(c) => {
             matches!(&*c.func, Expr::Name(f) if constants.functions.contains(f.id.as_str()))
+                // The type of a constant is fixed: `type('A')` is `str` in any program.
+                || matches!((&*c.func, &c.arguments.args[..]), (Expr::Name(f), [arg])
+                    if f.id.as_str() == "type"
+                        && c.arguments.keywords.is_empty()
+                        && (is_literal(arg) || is_constant(arg, constants)))
         }
         Expr::UnaryOp(u) => is_constant(&u.operand, constants),
         Expr::Subscript(x) => is_constant(&x.value, constants) && is_constant(&x.slice, constants),
@@ -601,7 +684,7 @@ mod tests {
             0
         );
         // In the `else` of a `try` that calls something, it checks that the call raised.
-        let expected = "try:\n    isinstance(object(), P)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')\n";
+        let expected = "from typing import Protocol\nclass P(Protocol):\n    pass\ntry:\n    isinstance(object(), P)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')\n";
         assert_eq!(raises(expected), 0);
         assert_eq!(
             raises(
@@ -628,6 +711,17 @@ mod tests {
             1
         );
         assert_eq!(count("assert isinstance(m, int)\n"), 0);
+        assert_eq!(count("assert type('A') is 0\n"), 1);
+        let constant =
+            |text: &str| constant_asserts(&Script::parse(text, PythonVersion::PY311).unwrap());
+        assert_eq!(
+            constant("class D:\n    pass\nm = 0\nassert type(m) is D\n"),
+            1
+        );
+        assert_eq!(
+            constant("class D:\n    pass\nm = f()\nassert type(m) is D\n"),
+            0
+        );
     }
 
     fn uncallable(text: &str) -> usize {
