@@ -98,6 +98,41 @@ pub fn keeps(checks: &[Check], candidate: &Script, message: Option<&str>) -> boo
     })
 }
 
+/// The library calls each side of each check of `script` reaches (an `assert` of a comparison
+/// or a comparison call, with or without a message, see [`crate::differential`]), through
+/// names bound once, the script's own functions and the library objects it calls: where no
+/// control guards a mismatch, what each side computes is all that says what the check
+/// compares. `allclose(out1, out3)` with `out1 = transformer(src, tgt, mask)` and `out3` the
+/// same call under `no_grad` must not become `allclose(x, out3)` with `x` a fresh
+/// `torch.randn`: both fail, only one is the report.
+pub fn reached(script: &Script) -> Vec<Sides> {
+    let calls = LibraryCalls::of_any_library_and_instances(script);
+    let reach = |side| {
+        calls
+            .of_expr(side)
+            .into_iter()
+            .collect::<BTreeSet<String>>()
+    };
+    crate::differential::checks(script)
+        .into_iter()
+        .map(|(a, b)| [reach(a), reach(b)])
+        .filter(|sides| sides.iter().any(|s| !s.is_empty()))
+        .collect()
+}
+
+/// Whether `candidate` has, for each of `checks` (see [`reached`]), a check whose sides each
+/// reach every call of a side of it, either way round.
+pub fn keeps_reached(checks: &[Sides], candidate: &Script) -> bool {
+    if checks.is_empty() {
+        return true;
+    }
+    let now = reached(candidate);
+    checks.iter().all(|[a, b]| {
+        now.iter()
+            .any(|[c, d]| (a.is_subset(c) && b.is_subset(d)) || (a.is_subset(d) && b.is_subset(c)))
+    })
+}
+
 /// Whether `body` raises, at any depth, an exception whose code holds `head` when given.
 fn raises(script: &Script, body: &[Stmt], head: Option<&str>) -> bool {
     all_bodies(body).into_iter().flatten().any(|s| match s {
@@ -187,6 +222,21 @@ mod tests {
             "{WRAPPED}assert inspect.signature(decorator(f.bar)) == inspect.signature(f.bar), 'differ'\n"
         ));
         assert!(compared(&messaged, Some("differ")).is_empty());
+    }
+
+    #[test]
+    fn an_unguarded_check_keeps_every_call_its_sides_reach() {
+        let original = parse(
+            "import torch\nt = torch.nn.Transformer(d_model=8)\nout1 = t(src, tgt)\nwith torch.no_grad():\n    out3 = t(src, tgt)\nassert torch.allclose(out1, out3), 'differs'\n",
+        );
+        let checks = reached(&original);
+        assert_eq!(checks.len(), 1);
+        assert!(checks[0][0].contains("torch.nn.Transformer"), "{checks:?}");
+        assert!(keeps_reached(&checks, &original));
+        let fresh = parse(
+            "import torch\nt = torch.nn.Transformer(d_model=8)\nout3 = t(src, tgt)\nx = torch.randn(1)\nassert torch.allclose(x, out3), 'differs'\n",
+        );
+        assert!(!keeps_reached(&checks, &fresh));
     }
 
     #[test]

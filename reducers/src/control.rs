@@ -41,6 +41,7 @@ pub enum Suspect {
     Transform,
     Device,
     Custom,
+    Repeat,
 }
 
 impl Suspect {
@@ -50,6 +51,7 @@ impl Suspect {
             Suspect::Transform => "a transform → the code it transforms, run plainly",
             Suspect::Device => "CUDA → CPU",
             Suspect::Custom => "the script's own computation → the reference it is compared with",
+            Suspect::Repeat => "the check's second side → its first side computed again",
         }
     }
 
@@ -60,6 +62,7 @@ impl Suspect {
             Suspect::Transform,
             Suspect::Custom,
             Suspect::Device,
+            Suspect::Repeat,
         ]
         .into_iter()
         .filter_map(|s| Some((s, s.control(script, version)?)))
@@ -79,6 +82,7 @@ impl Suspect {
                 Rung::Cpu.step_off(script, version).ok()?
             }
             Suspect::Custom => reference(script)?,
+            Suspect::Repeat => repeated(script)?,
         };
         Script::parse(text.as_str(), version).map(|_| text)
     }
@@ -128,6 +132,33 @@ fn eager(script: &Script) -> Option<String> {
         };
         edits.push(Edit::replace(span(expr), replacement));
     }
+    outermost(text, edits)
+}
+
+/// Every check of two computations (see [`crate::differential`]) with its second side
+/// replaced by its first computed again (a name the module binds once, by its value; a check
+/// whose first side is a name of no known value has none):
+/// `allclose(out1, out3)` becomes `allclose(out1, (transformer(src, tgt, mask)))`. It passes
+/// where the first side's computation gives the same result each time; a mismatch whose
+/// control fails is a draw that differs from run to run (dropout left on, an unseeded
+/// `randn`), not the report's two computations. Scripts that import torch only.
+fn repeated(script: &Script) -> Option<String> {
+    if torch_imports(script).is_empty() {
+        return None;
+    }
+    let bindings = crate::differential::module_bindings(script);
+    let text = script.text();
+    let edits: Vec<Edit> = crate::differential::checks(script)
+        .into_iter()
+        .filter_map(|(a, b)| {
+            // A side that is a name of no known computation would be compared with itself.
+            let again = match a {
+                Expr::Name(n) => bindings.get(n.id.as_str())?.clone(),
+                _ => text[span(a)].to_string(),
+            };
+            Some(Edit::replace(span(b), format!("({again})")))
+        })
+        .collect();
     outermost(text, edits)
 }
 
@@ -463,6 +494,15 @@ impl<'a> LibraryCalls<'a> {
             imports: crate::torch::imports(script, |_| true),
             values: true,
             ..LibraryCalls::of(script)
+        }
+    }
+
+    /// [`LibraryCalls::of_any_library`], a call of a name bound once to a library object
+    /// making that object's calls too.
+    pub(crate) fn of_any_library_and_instances(script: &'a Script) -> LibraryCalls<'a> {
+        LibraryCalls {
+            instances: true,
+            ..LibraryCalls::of_any_library(script)
         }
     }
 
@@ -1518,11 +1558,31 @@ torch.testing.assert_close(Norm()(x), ref(x))
             ),
             None
         );
+        assert_eq!(control("x = 1\nassert x == 2\n"), None);
+    }
+
+    #[test]
+    fn two_computations_compared_are_checked_against_the_first_computed_twice() {
         assert_eq!(
             control("import torch\nassert torch.allclose(torch.randn(1), torch.randn(1))\n"),
+            Some((
+                Suspect::Repeat,
+                "import torch\nassert torch.allclose(torch.randn(1), (torch.randn(1)))\n".into()
+            ))
+        );
+        let unpacked = "import torch\ny1, _ = att(x, need_weights=False)\ny2, w = att(x)\nassert torch.allclose(y1, y2)\n";
+        assert_eq!(
+            control(unpacked).map(|(_, text)| text),
+            Some(unpacked.replace(
+                "allclose(y1, y2)",
+                "allclose(y1, ((att(x, need_weights=False))[0]))"
+            ))
+        );
+        // A side of no known value would be compared with itself.
+        assert_eq!(
+            control("import torch\ndef f(a, b):\n    assert torch.equal(a, b)\n"),
             None
         );
-        assert_eq!(control("x = 1\nassert x == 2\n"), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, span};
+use crate::python::{Expr, Script, Stmt, all_bodies, ast, span};
 use crate::scopes::Scopes;
 
 /// The words swapped between the two sides of a check (`("object", "float")`), each pair in
@@ -30,8 +30,8 @@ pub fn differentials(script: &Script) -> Vec<Swaps> {
         .into_iter()
         .filter_map(|(a, b)| {
             swaps(
-                &expand(script, a, &bindings, 0),
-                &expand(script, b, &bindings, 0),
+                &expand(script.slice(a), &bindings, 0),
+                &expand(script.slice(b), &bindings, 0),
             )
         })
         .collect();
@@ -56,7 +56,7 @@ pub fn keeps(differentials: &[Swaps], candidate: &Script) -> bool {
 /// The two sides of each check: an `assert` of a comparison (`a == b`, `(a == b).all()`,
 /// `not …`, `np.array_equal(a, b)`, `torch.allclose(a, b)`, `a.equal(b)`), or a call of an `assert…`
 /// comparison (`torch.testing.assert_close(a, b)`).
-fn checks(script: &Script) -> Vec<(&Expr, &Expr)> {
+pub(crate) fn checks(script: &Script) -> Vec<(&Expr, &Expr)> {
     all_bodies(script.body())
         .into_iter()
         .flatten()
@@ -126,9 +126,10 @@ fn callee(func: &Expr) -> Option<&str> {
     }
 }
 
-/// The names the module binds once, by `name = value`, with their values (a function's
-/// variable of the same name is another variable).
-fn module_bindings(script: &Script) -> HashMap<&str, &Expr> {
+/// The names the module binds once, with the code of their values (a function's variable of
+/// the same name is another variable): `out = f(x)` gives `f(x)`, an unpacking `y, w = f(x)`
+/// gives `(f(x))[0]` for `y`.
+pub(crate) fn module_bindings(script: &Script) -> HashMap<&str, String> {
     let scopes = Scopes::of(script.body());
     let mut count: HashMap<&str, usize> = HashMap::new();
     for o in scopes
@@ -138,39 +139,43 @@ fn module_bindings(script: &Script) -> HashMap<&str, &Expr> {
     {
         *count.entry(o.name).or_default() += 1;
     }
-    all_bodies(script.body())
-        .into_iter()
-        .flatten()
-        .filter_map(|s| match s {
-            Stmt::Assign(a) => match a.targets.as_slice() {
-                [Expr::Name(n)]
-                    if count.get(n.id.as_str()) == Some(&1)
-                        && scopes.innermost_at(span(s).start).is_none() =>
-                {
-                    Some((n.id.as_str(), &*a.value))
+    let once = |n: &ast::ExprName| count.get(n.id.as_str()) == Some(&1);
+    let mut out = HashMap::new();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        let Stmt::Assign(a) = stmt else { continue };
+        if scopes.innermost_at(span(stmt).start).is_some() {
+            continue;
+        }
+        let value = script.slice(&*a.value);
+        match (a.targets.as_slice(), &*a.value) {
+            ([Expr::Name(n)], _) if once(n) => {
+                out.insert(n.id.as_str(), value.to_string());
+            }
+            ([Expr::Tuple(t)], v) if !matches!(v, Expr::Tuple(_) | Expr::List(_)) => {
+                for (i, target) in t.elts.iter().enumerate() {
+                    if let Expr::Name(n) = target
+                        && once(n)
+                    {
+                        out.insert(n.id.as_str(), format!("({value})[{i}]"));
+                    }
                 }
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
-/// The words of `expr`, each name the module binds once (not an attribute) replaced by the
+/// The words of `code`, each name the module binds once (not an attribute) replaced by the
 /// words of its value.
-fn expand(
-    script: &Script,
-    expr: &Expr,
-    bindings: &HashMap<&str, &Expr>,
-    depth: usize,
-) -> Vec<String> {
-    let words = words(script.slice(expr));
+fn expand(code: &str, bindings: &HashMap<&str, String>, depth: usize) -> Vec<String> {
+    let words = words(code);
     let mut out = Vec::with_capacity(words.len());
     for (i, word) in words.iter().enumerate() {
         let attribute = i > 0 && words[i - 1] == ".";
         match bindings.get(word.as_str()) {
             Some(value) if !attribute && depth < 8 => {
-                out.extend(expand(script, value, bindings, depth + 1))
+                out.extend(expand(value, bindings, depth + 1))
             }
             _ => out.push(word.clone()),
         }

@@ -91,6 +91,10 @@ pub struct Options {
     /// The text the failure's message must hold (the signature's substring), if any: a
     /// candidate that cuts into it inside a string literal is never tried.
     pub message: Option<String>,
+    /// Whether the failure is a mismatch that no control guards: nothing but the script's
+    /// own check tells what it compares, so the sides of its checks keep every library call
+    /// they reach (see [`crate::compared::reached`]).
+    pub unguarded: bool,
 }
 
 impl Default for Options {
@@ -102,6 +106,7 @@ impl Default for Options {
             give_up_after: 64,
             in_flight: 0,
             message: None,
+            unguarded: false,
         }
     }
 }
@@ -552,12 +557,7 @@ impl Run<'_> {
                 && grown < MAX_GROWTH
                 && !(pass.info().is_pump() && self.rolled_back.contains(self.current.text())))
             .then_some(&self.accepted);
-            let rules = Rules::of(
-                pass,
-                &self.current,
-                self.empty_checks,
-                self.options.message.as_deref(),
-            );
+            let rules = Rules::of(pass, &self.current, self.empty_checks, self.options);
             let gate = Gate {
                 current: &self.current,
                 grows,
@@ -725,12 +725,7 @@ impl FollowingAhead {
         options: &Options,
     ) -> Option<String> {
         if self.following.is_none() {
-            self.following = Some(Following::of(
-                following?,
-                current,
-                empty_checks,
-                options.message.as_deref(),
-            )?);
+            self.following = Some(Following::of(following?, current, empty_checks, options)?);
         }
         let next = self.following.as_ref()?;
         let gate = Gate {
@@ -761,14 +756,18 @@ impl Following {
         pass: &dyn Pass,
         current: &Script,
         empty_checks: usize,
-        message: Option<&str>,
+        options: &Options,
     ) -> Option<Following> {
         if pass.info().reads_crash {
             return None;
         }
         Some(Following {
-            candidates: unprotected(pass.candidates(current), current, message),
-            rules: Rules::of(pass, current, empty_checks, message),
+            candidates: unprotected(
+                pass.candidates(current),
+                current,
+                options.message.as_deref(),
+            ),
+            rules: Rules::of(pass, current, empty_checks, options),
             grows: pass.info().may_grow(),
         })
     }
@@ -977,6 +976,9 @@ struct Rules {
     /// The words the two sides of a check swap where they read alike otherwise: a
     /// candidate's check swaps them and nothing else (see [`crate::differential`]).
     differentials: Vec<crate::differential::Swaps>,
+    /// For a mismatch no control guards, the library calls each side of each comparing check
+    /// reaches: a candidate's sides reach them all still (see [`crate::compared::reached`]).
+    reached: Vec<crate::compared::Sides>,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -986,7 +988,8 @@ struct Rules {
 
 impl Rules {
     /// The rules the candidates of `pass` for `current` keep.
-    fn of(pass: &dyn Pass, current: &Script, empty_checks: usize, message: Option<&str>) -> Rules {
+    fn of(pass: &dyn Pass, current: &Script, empty_checks: usize, options: &Options) -> Rules {
+        let message = options.message.as_deref();
         Rules {
             empty_checks,
             // The arguments the torch passes own keep their kind under any other pass.
@@ -1014,6 +1017,10 @@ impl Rules {
             locals: crate::locals::locals(current),
             checked: crate::checks::checked(current),
             differentials: crate::differential::differentials(current),
+            reached: match options.unguarded {
+                true => crate::compared::reached(current),
+                false => Vec::new(),
+            },
             message: message.map(str::to_string),
         }
     }
@@ -1037,6 +1044,7 @@ impl Rules {
             && crate::locals::keeps(&self.locals, candidate, &scopes)
             && crate::checks::keeps(&self.checked, candidate)
             && crate::differential::keeps(&self.differentials, candidate)
+            && crate::compared::keeps_reached(&self.reached, candidate)
             && self
                 .kinds
                 .as_ref()

@@ -51,16 +51,20 @@ impl Reduction<'_> {
             return Ok(unguarded("off (--no-control)".to_string()));
         }
         let version = self.interp.parser_version;
-        let suspects = scrub_reducers::Script::parse(start, version)
+        let mut suspects = scrub_reducers::Script::parse(start, version)
             .map(|script| Suspect::all_of(&script, version))
             .unwrap_or_default();
+        // A check's sides computed alike is the control of a mismatch that has no other
+        // suspect to replace; an own implementation compared with a reference keeps its code
+        // instead, where no control passes (see `unguarded_custom`).
+        let custom = suspects.iter().any(|(s, _)| *s == Suspect::Custom);
+        suspects.retain(|(s, _)| *s != Suspect::Repeat || (mismatch && !custom));
         if suspects.is_empty() {
             return Ok(unguarded(
-                "no control can be built: no torch.compile, transform with a plain counterpart, CUDA or own implementation compared with a reference".to_string(),
+                "no control can be built: no torch.compile, transform with a plain counterpart, CUDA, own implementation compared with a reference or check of two computations".to_string(),
             ));
         }
         // The first suspect whose control passes is the one the failure needs.
-        let custom = suspects.iter().any(|(s, _)| *s == Suspect::Custom);
         let controls: Vec<&str> = suspects.iter().map(|(_, c)| c.as_str()).collect();
         let (found, runs) = first_passing(&controls, &self.workers)?;
         let failed: Vec<String> = suspects

@@ -146,6 +146,12 @@ impl Reduction<'_> {
                 Signature::Exception { substring, .. } => substring.clone(),
                 _ => None,
             },
+            // A check's sides computed alike pass for any deterministic pair: what each side
+            // computes stays, as where nothing guards the mismatch.
+            unguarded: ground.guard.unguarded
+                || control
+                    .as_ref()
+                    .is_some_and(|c| c.suspect == Suspect::Repeat),
             ..Default::default()
         };
         let mut passes = Loop {
