@@ -9,7 +9,7 @@
 //! same swaps and nothing else: what the sides share shrinks on both sides at once, or not at
 //! all.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 use crate::python::{Expr, Script, Stmt, all_bodies, ast, span};
@@ -51,6 +51,37 @@ pub fn keeps(differentials: &[Swaps], candidate: &Script) -> bool {
     differentials
         .iter()
         .all(|d| now.iter().any(|n| n == d || flipped(n) == *d))
+}
+
+/// The code of each side of each `assert` of a comparison in `script`: a candidate may not
+/// assert one of them alone (see [`keeps_comparing`]).
+pub fn asserted_sides(script: &Script) -> HashSet<String> {
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            Stmt::Assert(a) => sides(&a.test),
+            _ => None,
+        })
+        .flat_map(|(a, b)| [script.slice(a).to_string(), script.slice(b).to_string()])
+        .collect()
+}
+
+/// Whether no `assert` of `candidate` tests the truth of what was a side of a comparison
+/// (`compared`, see [`asserted_sides`]): `assert outputs.equal(outputs_jit)` that became `assert
+/// outputs_jit` fails for a traced module that returns zeros, and no longer compares it with
+/// the module it traced.
+pub fn keeps_comparing(compared: &HashSet<String>, candidate: &Script) -> bool {
+    compared.is_empty()
+        || all_bodies(candidate.body())
+            .into_iter()
+            .flatten()
+            .all(|stmt| match stmt {
+                Stmt::Assert(a) => {
+                    sides(&a.test).is_some() || !compared.contains(candidate.slice(&*a.test))
+                }
+                _ => true,
+            })
 }
 
 /// The two sides of each check: an `assert` of a comparison (`a == b`, `(a == b).all()`,
@@ -340,6 +371,20 @@ mod tests {
         assert!(keeps(&d, &parse(&method)));
         let literal = text.replace("allclose(out, c_out", "allclose(out, 1.0");
         assert!(!keeps(&d, &parse(&literal)));
+    }
+
+    #[test]
+    fn a_side_of_a_comparison_is_not_asserted_alone() {
+        let text = "import torch\nout = m(x)\ntraced = torch.jit.trace(m, (x,))(x)\nassert out.equal(traced)\n";
+        let sides = asserted_sides(&parse(text));
+        assert!(keeps_comparing(&sides, &parse(text)));
+        let truthiness = text.replace("assert out.equal(traced)", "assert traced");
+        assert!(!keeps_comparing(&sides, &parse(&truthiness)));
+        let other = text.replace(
+            "assert out.equal(traced)",
+            "assert torch.equal(out, traced)",
+        );
+        assert!(keeps_comparing(&sides, &parse(&other)));
     }
 
     #[test]

@@ -979,6 +979,9 @@ struct Rules {
     /// For a mismatch no control guards, the library calls each side of each comparing check
     /// reaches: a candidate's sides reach them all still (see [`crate::compared::reached`]).
     reached: Vec<crate::compared::Sides>,
+    /// The sides of the script's asserted comparisons: no candidate asserts one alone (see
+    /// [`crate::differential::keeps_comparing`]).
+    asserted_sides: HashSet<String>,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -1017,6 +1020,7 @@ impl Rules {
             locals: crate::locals::locals(current),
             checked: crate::checks::checked(current),
             differentials: crate::differential::differentials(current),
+            asserted_sides: crate::differential::asserted_sides(current),
             reached: match options.unguarded {
                 true => crate::compared::reached(current),
                 false => Vec::new(),
@@ -1045,6 +1049,7 @@ impl Rules {
             && crate::checks::keeps(&self.checked, candidate)
             && crate::differential::keeps(&self.differentials, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
+            && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
             && self
                 .kinds
                 .as_ref()

@@ -147,8 +147,9 @@ impl Reduction<'_> {
                 _ => None,
             },
             // A check's sides computed alike pass for any deterministic pair: what each side
-            // computes stays, as where nothing guards the mismatch.
-            unguarded: ground.guard.unguarded
+            // computes stays, as where nothing guards the mismatch (an own implementation
+            // compared with a reference keeps its code instead, see `Control::unrun`).
+            unguarded: (ground.guard.unguarded && control.is_none())
                 || control
                     .as_ref()
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
