@@ -38,12 +38,7 @@ pub struct Check {
 /// before the first value it shows): a check the failure does not come from may go.
 pub fn compared(script: &Script, message: Option<&str>) -> Vec<Check> {
     let calls = LibraryCalls::of_any_library(script);
-    let reach = |side| {
-        calls
-            .of_expr(side)
-            .into_iter()
-            .collect::<BTreeSet<String>>()
-    };
+    let reach = |side| calls.set_of_expr(side);
     let head = message.map(head).filter(|h| h.len() >= 4);
     let mut out = Vec::new();
     let bare = message.is_none_or(|m| m.trim().is_empty());
@@ -107,12 +102,7 @@ pub fn keeps(checks: &[Check], candidate: &Script, message: Option<&str>) -> boo
 /// `torch.randn`: both fail, only one is the report.
 pub fn reached(script: &Script) -> Vec<Sides> {
     let calls = LibraryCalls::of_any_library_and_instances(script);
-    let reach = |side| {
-        calls
-            .of_expr(side)
-            .into_iter()
-            .collect::<BTreeSet<String>>()
-    };
+    let reach = |side| calls.set_of_expr(side);
     crate::differential::checks(script)
         .into_iter()
         .map(|(a, b)| [reach(a), reach(b)])

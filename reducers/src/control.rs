@@ -506,6 +506,11 @@ impl<'a> LibraryCalls<'a> {
         }
     }
 
+    /// [`LibraryCalls::of_expr`], each call once.
+    pub(crate) fn set_of_expr(&self, expr: &'a Expr) -> std::collections::BTreeSet<String> {
+        self.of_expr(expr).into_iter().collect()
+    }
+
     pub(crate) fn of_expr(&self, expr: &'a Expr) -> Vec<String> {
         let mut out = Vec::new();
         // A class or function passed as an argument (see `passed_suspect`): the library's
