@@ -1010,9 +1010,13 @@ mod tests {
             anchor.moved("", &Outcome::exited(1, own)).as_deref(),
             Some("raised at the script itself, not at torch/nn/functional.py:linear")
         );
-        // A failure the script raised itself may move within the script.
-        let free = Anchor::of("", &Outcome::exited(1, own), false);
-        assert_eq!(free.moved("", &Outcome::exited(1, lib)), None);
+        // A failure the script raised itself may move within the script, not into a library.
+        let own_anchor = Anchor::of("", &Outcome::exited(1, own), false);
+        assert_eq!(own_anchor.moved("", &Outcome::exited(1, own)), None);
+        assert_eq!(
+            own_anchor.moved("", &Outcome::exited(1, lib)).as_deref(),
+            Some("raised at torch/nn/functional.py:linear, not at the script itself")
+        );
     }
 
     #[test]
