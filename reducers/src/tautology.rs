@@ -374,24 +374,34 @@ fn dead_functions(stmts: &[&Stmt], scopes: &Scopes) -> Vec<usize> {
 
 /// How many `raise` statements of an exception (not a bare re-raise) no check guards: none
 /// of the `if` or `while` tests above them reads a name the script computes, and they are not
-/// in an `except` handler, a `match` case, or the `else` of a `try` whose body calls something
-/// (which checks that the call raised). `if ours.isnan().any(): raise AssertionError(…)`
+/// in an `except` handler, a `match` case, or the `else` of a `try` whose body calls into a
+/// library (which checks that the call raised). `if ours.isnan().any(): raise AssertionError(…)`
 /// checks the computation; the `raise` alone, as a jump to it leaves it, fails for any
 /// program, and so does one under `if object():` or `if torch.randn(1):`, which read nothing
 /// the script computed.
 pub fn unguarded_raises(script: &Script) -> usize {
     let own = Own {
+        script,
         constants: constants(script),
-        bound: reaching_imports(script),
+        reaching: std::cell::OnceCell::new(),
     };
     raises_in(script.body(), &own, false)
 }
 
-/// What a script has of its own: its constants, and the names whose definitions reach an
-/// import (see [`reaching_imports`]).
+/// What a script has of its own: its constants, and, worked out at the first `try … else`
+/// that needs them, the names whose definitions reach an import (see [`reaching_imports`]).
 struct Own<'a> {
+    script: &'a Script,
     constants: Constants<'a>,
-    bound: HashSet<&'a str>,
+    reaching: std::cell::OnceCell<HashSet<&'a str>>,
+}
+
+impl Own<'_> {
+    fn reaches_import(&self, name: &str) -> bool {
+        self.reaching
+            .get_or_init(|| reaching_imports(self.script))
+            .contains(name)
+    }
 }
 
 /// The names of `script` that are imports, or whose definitions read one, at any remove:
@@ -404,42 +414,23 @@ fn reaching_imports(script: &Script) -> HashSet<&str> {
             .filter_map(|e| e.as_name_expr().map(|n| n.id.as_str()))
             .collect()
     }
+    let mut reached = crate::python::imported_names(script.body(), true);
     let mut reads: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut reached: HashSet<&str> = HashSet::new();
     for stmt in all_bodies(script.body()).into_iter().flatten() {
-        match stmt {
-            Stmt::Import(i) => reached.extend(i.names.iter().map(|a| {
-                let bound = a.asname.as_ref().unwrap_or(&a.name).as_str();
-                bound.split('.').next().unwrap_or(bound)
-            })),
-            Stmt::ImportFrom(i) => reached.extend(
-                i.names
-                    .iter()
-                    .map(|a| a.asname.as_ref().unwrap_or(&a.name).as_str()),
-            ),
-            Stmt::ClassDef(_) | Stmt::FunctionDef(_) => {
-                let name = match stmt {
-                    Stmt::ClassDef(c) => c.name.as_str(),
-                    Stmt::FunctionDef(f) => f.name.as_str(),
-                    _ => unreachable!(),
-                };
-                let body = std::slice::from_ref(stmt);
+        let defined = match stmt {
+            Stmt::ClassDef(c) => Some(c.name.as_str()),
+            Stmt::FunctionDef(f) => Some(f.name.as_str()),
+            _ => None,
+        };
+        if let Some(name) = defined {
+            let read = names(crate::python::all_exprs(std::slice::from_ref(stmt)));
+            reads.entry(name).or_default().extend(read);
+        } else if let Some((targets, value)) = crate::python::assignment(stmt) {
+            for n in targets.into_iter().filter_map(|t| t.as_name_expr()) {
                 reads
-                    .entry(name)
+                    .entry(n.id.as_str())
                     .or_default()
-                    .extend(names(crate::python::all_exprs(body)));
-            }
-            _ => {
-                if let Some((targets, value)) = crate::python::assignment(stmt) {
-                    for target in targets {
-                        if let Some(n) = target.as_name_expr() {
-                            reads
-                                .entry(n.id.as_str())
-                                .or_default()
-                                .extend(names(exprs_of(value)));
-                        }
-                    }
-                }
+                    .extend(names(exprs_of(value)));
             }
         }
     }
@@ -481,10 +472,11 @@ fn raises_in(body: &[Stmt], own: &Own, guarded: bool) -> usize {
                 // that reaches a library raised (`object()` alone, or `isinstance(x, P)` with
                 // `P` a plain class of the script, checks nothing).
                 let expects = !t.handlers.is_empty()
+                    && !t.orelse.is_empty()
                     && crate::python::all_exprs(&t.body).iter().any(|e| {
                         matches!(e, Expr::Call(_))
                             && exprs_of(e).into_iter().any(
-                                |e| matches!(e, Expr::Name(n) if own.bound.contains(n.id.as_str())),
+                                |e| matches!(e, Expr::Name(n) if own.reaches_import(n.id.as_str())),
                             )
                     });
                 raises_in(&t.body, own, guarded)

@@ -348,8 +348,9 @@ impl Anchor {
         let site = crate::engine::exception::site(&outcome.stderr);
         let entry = site.as_deref().and_then(|site| {
             let entry = crate::engine::exception::entry(&outcome.stderr)?;
-            let public = !function_of(&entry).starts_with('_');
-            (public && entry != site && file_of(&entry) == file_of(site)).then_some(entry)
+            let (file, function) = entry.rsplit_once(':')?;
+            let in_site_file = site.rsplit_once(':').is_some_and(|(f, _)| f == file);
+            (!function.starts_with('_') && entry != site && in_site_file).then_some(entry)
         });
         let through = match site {
             Some(_) => crate::engine::exception::callbacks(&outcome.stderr, &methods(text)),
@@ -487,18 +488,6 @@ impl Anchor {
             }
         })
     }
-}
-
-/// `torch/autograd/gradcheck.py` of `torch/autograd/gradcheck.py:gradcheck`.
-fn file_of(frame: &str) -> &str {
-    frame.rsplit_once(':').map_or(frame, |(file, _)| file)
-}
-
-/// `gradcheck` of `torch/autograd/gradcheck.py:gradcheck`.
-fn function_of(frame: &str) -> &str {
-    frame
-        .rsplit_once(':')
-        .map_or(frame, |(_, function)| function)
 }
 
 /// `line` cut to 80 characters, for a log line.
