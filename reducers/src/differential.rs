@@ -8,6 +8,10 @@
 //! `float`, `'eager'` for `'inductor'`), a candidate keeps a check whose sides differ by the
 //! same swaps and nothing else: what the sides share shrinks on both sides at once, or not at
 //! all.
+//!
+//! Sides that read the same with nothing swapped compare one computation made twice, or a
+//! value with what it was before (`old = m.p`, a call that should leave it alone, `assert m.p
+//! is old`): a candidate keeps a check whose sides read the same, not `assert m.p is m`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
@@ -23,16 +27,21 @@ pub type Swaps = BTreeSet<(String, String)>;
 const MOST_WORDS: usize = 3;
 const MOST_PLACES: usize = 2;
 
-/// The swaps of every check of `script` whose sides read alike but for them.
+/// The swaps of every check of `script` whose sides read alike but for them; none for sides
+/// that read the same.
 pub fn differentials(script: &Script) -> Vec<Swaps> {
     let bindings = module_bindings(script);
     let mut out: Vec<Swaps> = checks(script)
         .into_iter()
         .filter_map(|(a, b)| {
-            swaps(
-                &expand(script.slice(a), &bindings, 0),
-                &expand(script.slice(b), &bindings, 0),
-            )
+            let (a, b) = (
+                expand(script.slice(a), &bindings, 0),
+                expand(script.slice(b), &bindings, 0),
+            );
+            match a == b {
+                true => Some(Swaps::new()),
+                false => swaps(&a, &b),
+            }
         })
         .collect();
     out.sort();
@@ -385,6 +394,24 @@ mod tests {
             "assert torch.equal(out, traced)",
         );
         assert!(keeps_comparing(&sides, &parse(&other)));
+    }
+
+    #[test]
+    fn a_value_checked_against_its_snapshot_stays_so() {
+        let text = "import torch\nm = M()\nold = m.p\nm.load_state_dict(sd)\nassert m.p is old, 'replaced'\n";
+        let d = differentials(&parse(text));
+        assert_eq!(d, vec![Swaps::new()]);
+        assert!(keeps(&d, &parse(text)));
+        let inlined = text.replace("m = M()\n", "").replace("M()", "m");
+        assert!(keeps(&d, &parse(&inlined)), "{inlined}");
+        let lost = text.replace("m.p is old", "m.p is m");
+        assert!(!keeps(&d, &parse(&lost)));
+        let twice = "import torch\nassert torch.equal(f(x), f(x))\n";
+        assert!(keeps(&differentials(&parse(twice)), &parse(twice)));
+        assert!(!keeps(
+            &differentials(&parse(twice)),
+            &parse(&twice.replace("f(x))", "g)"))
+        ));
     }
 
     #[test]

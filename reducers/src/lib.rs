@@ -10,6 +10,7 @@ pub mod control;
 pub mod crash;
 pub mod differential;
 pub mod edit;
+pub mod established;
 pub mod expected;
 pub mod fix;
 pub mod kinds;

@@ -982,6 +982,9 @@ struct Rules {
     /// The sides of the script's asserted comparisons: no candidate asserts one alone (see
     /// [`crate::differential::keeps_comparing`]).
     asserted_sides: HashSet<String>,
+    /// The methods that set a property an `assert` tests: a candidate still calls them (see
+    /// [`crate::established`]).
+    setters: std::collections::BTreeSet<String>,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -1020,6 +1023,7 @@ impl Rules {
             locals: crate::locals::locals(current),
             checked: crate::checks::checked(current),
             differentials: crate::differential::differentials(current),
+            setters: crate::established::setters(current),
             asserted_sides: crate::differential::asserted_sides(current),
             reached: match options.unguarded {
                 true => crate::compared::reached(current),
@@ -1048,6 +1052,7 @@ impl Rules {
             && crate::locals::keeps(&self.locals, candidate, &scopes)
             && crate::checks::keeps(&self.checked, candidate)
             && crate::differential::keeps(&self.differentials, candidate)
+            && crate::established::keeps(&self.setters, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
             && self
