@@ -230,6 +230,15 @@ mod tests {
     }
 
     #[test]
+    fn a_function_handed_to_the_library_is_reached_without_a_call() {
+        let text = "import torch\ndef inner(x):\n    with torch.autocast('cpu', enabled=False):\n        return x @ w\ndef outer(x):\n    return torch.compile(inner)(x)\n    return inner()\nassert torch.equal(outer(h), outer(g))\n";
+        let checks = reached(&parse(text));
+        assert!(checks[0][0].contains("torch.autocast"), "{checks:?}");
+        let dead_call_gone = text.replace("    return inner()\n", "");
+        assert!(keeps_reached(&checks, &parse(&dead_call_gone)));
+    }
+
+    #[test]
     fn a_check_against_a_constant_is_no_comparison_of_computations() {
         let script =
             parse("import math\nx = math.sqrt(2)\nif x != 1.5:\n    raise ValueError(x)\n");

@@ -472,6 +472,9 @@ pub(crate) struct LibraryCalls<'a> {
     /// Whether a name bound once that is read stands for its value: `c` with `c =
     /// json.dumps(d)` calls `json.dumps`.
     values: bool,
+    /// Whether a function of the script handed over (`torch.compile(inner_fn)`) makes the
+    /// calls of its body, as a call of it does.
+    handed: bool,
 }
 
 impl<'a> LibraryCalls<'a> {
@@ -484,6 +487,7 @@ impl<'a> LibraryCalls<'a> {
             operators: false,
             instances: false,
             values: false,
+            handed: false,
         }
     }
 
@@ -498,10 +502,12 @@ impl<'a> LibraryCalls<'a> {
     }
 
     /// [`LibraryCalls::of_any_library`], a call of a name bound once to a library object
-    /// making that object's calls too.
+    /// making that object's calls too, and a function of the script handed over the calls of
+    /// its body.
     pub(crate) fn of_any_library_and_instances(script: &'a Script) -> LibraryCalls<'a> {
         LibraryCalls {
             instances: true,
+            handed: true,
             ..LibraryCalls::of_any_library(script)
         }
     }
@@ -541,6 +547,15 @@ impl<'a> LibraryCalls<'a> {
                 && seen.insert(span(*value).start)
             {
                 self.collect(crate::python::exprs_of(value), seen, out);
+            }
+            if let (true, Expr::Name(n)) = (self.handed, e)
+                && let Some(f) = self.stmts.iter().find_map(|s| match s {
+                    Stmt::FunctionDef(f) if f.name.as_str() == n.id.as_str() => Some(f),
+                    _ => None,
+                })
+                && seen.insert(span(f).start)
+            {
+                self.collect(all_exprs(&f.body), seen, out);
             }
             if let (true, Expr::BinOp(b)) = (self.operators, e) {
                 out.push(operator(b.op));

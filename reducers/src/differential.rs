@@ -12,6 +12,11 @@
 //! Sides that read the same with nothing swapped compare one computation made twice, or a
 //! value with what it was before (`old = m.p`, a call that should leave it alone, `assert m.p
 //! is old`): a candidate keeps a check whose sides read the same, not `assert m.p is m`.
+//!
+//! Sides that read otherwise but compute from the same numbers (`torch.gcd(x, y)` against
+//! `np.gcd(x_np, y_np)`, each built from `[124, -128, -126]`) compare two implementations on
+//! one input: a candidate keeps as many checks whose sides share their numbers, not `gcd` of
+//! `[1]` against `gcd` of `[126]`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
@@ -47,6 +52,44 @@ pub fn differentials(script: &Script) -> Vec<Swaps> {
     out.sort();
     out.dedup();
     out
+}
+
+/// How many checks of `script` have sides that compute from the same numbers, in the same
+/// order (through names bound once), and some.
+pub fn shared_inputs(script: &Script) -> usize {
+    let bindings = module_bindings(script);
+    checks(script)
+        .into_iter()
+        .filter(|(a, b)| {
+            let a = numbers(&expand(script.slice(a), &bindings, 0));
+            !a.is_empty() && a == numbers(&expand(script.slice(b), &bindings, 0))
+        })
+        .count()
+}
+
+/// Whether `candidate` has at least `shared` checks whose sides compute from the same
+/// numbers (see [`shared_inputs`]).
+pub fn keeps_shared(shared: usize, candidate: &Script) -> bool {
+    shared == 0 || shared_inputs(candidate) >= shared
+}
+
+/// The numbers among `words`, a minus sign that negates one kept with it.
+fn numbers(words: &[String]) -> Vec<String> {
+    let value = |w: &str| {
+        w.ends_with([')', ']']) || w.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    };
+    words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|(i, w)| {
+            let negated = i > 0 && words[i - 1] == "-" && (i < 2 || !value(&words[i - 2]));
+            match negated {
+                true => format!("-{w}"),
+                false => w.clone(),
+            }
+        })
+        .collect()
 }
 
 /// Whether `candidate` has, for each of `differentials`, a check whose sides differ by the
@@ -412,6 +455,19 @@ mod tests {
             &differentials(&parse(twice)),
             &parse(&twice.replace("f(x))", "g)"))
         ));
+    }
+
+    #[test]
+    fn two_implementations_on_one_input_keep_it_shared() {
+        let text = "import torch\nimport numpy as np\nx = torch.tensor([124, -128], dtype=torch.int8)\nx_np = np.array([124, -128], dtype=np.int8)\nassert (torch.gcd(x, x).numpy() == np.gcd(x_np, x_np)).all()\n";
+        assert_eq!(shared_inputs(&parse(text)), 1);
+        let one_side = text.replace("np.array([124, -128]", "np.array([126]");
+        assert!(!keeps_shared(1, &parse(&one_side)));
+        let both = text.replace("[124, -128]", "[-128]");
+        assert!(keeps_shared(1, &parse(&both)));
+        let minus = text.replace("np.array([124, -128]", "np.array([124, 0 - 128]");
+        assert!(!keeps_shared(1, &parse(&minus)));
+        assert_eq!(shared_inputs(&parse("assert f(x) == g(y)\n")), 0);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod differential;
 pub mod edit;
 pub mod established;
 pub mod expected;
+pub mod fields;
 pub mod fix;
 pub mod kinds;
 pub mod locals;

@@ -297,6 +297,27 @@ impl<'a> SourceOrderVisitor<'a> for Collect<'a> {
     }
 }
 
+/// How many statements of `body`, at any depth, follow a `return`, `raise`, `break` or
+/// `continue` in their own block: code that never runs. A candidate that makes more (`if
+/// compile: return compiled(x)` unwrapped above `return f(x)`) keeps a call only in name: a
+/// rule that counts it (the eager reference of a compiled function) no longer sees it go.
+pub fn dead_statements(body: &[Stmt]) -> usize {
+    all_bodies(body)
+        .into_iter()
+        .map(|block| {
+            block
+                .iter()
+                .position(|s| {
+                    matches!(
+                        s,
+                        Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
+                    )
+                })
+                .map_or(0, |end| block.len() - end - 1)
+        })
+        .sum()
+}
+
 /// Every expression of the script, in source order.
 pub fn all_exprs(body: &[Stmt]) -> Vec<&Expr> {
     let mut collect = Collect(Vec::new());
@@ -479,5 +500,15 @@ mod tests {
             script.unmarked(),
             "import torch\ntorch.manual_seed(0)\nx = 1  # why\ny = x\n"
         );
+    }
+
+    #[test]
+    fn statements_after_a_return_are_dead() {
+        let text = "def f(x, compile=False):\n    if compile:\n        return g(x)\n    return x\nfor i in y:\n    continue\n    print(i)\n";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        assert_eq!(dead_statements(script.body()), 1);
+        let unwrapped = "def f(x, compile=False):\n    return g(x)\n    return x\n";
+        let script = Script::parse(unwrapped, PythonVersion::PY311).unwrap();
+        assert_eq!(dead_statements(script.body()), 1);
     }
 }

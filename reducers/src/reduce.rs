@@ -982,6 +982,15 @@ struct Rules {
     /// The sides of the script's asserted comparisons: no candidate asserts one alone (see
     /// [`crate::differential::keeps_comparing`]).
     asserted_sides: HashSet<String>,
+    /// How many statements follow a `return`, `raise`, `break` or `continue` in their block:
+    /// a candidate makes no more (see [`crate::python::dead_statements`]).
+    dead: usize,
+    /// How many checks compare sides computed from the same numbers: a candidate keeps as
+    /// many (see [`crate::differential::shared_inputs`]).
+    shared_inputs: usize,
+    /// How many class fields are declared with each typing form: a candidate declares as
+    /// many (see [`crate::fields`]).
+    forms: std::collections::BTreeMap<String, usize>,
     /// The methods that set a property an `assert` tests: a candidate still calls them (see
     /// [`crate::established`]).
     setters: std::collections::BTreeSet<String>,
@@ -1024,6 +1033,9 @@ impl Rules {
             checked: crate::checks::checked(current),
             differentials: crate::differential::differentials(current),
             setters: crate::established::setters(current),
+            forms: crate::fields::forms(current),
+            shared_inputs: crate::differential::shared_inputs(current),
+            dead: crate::python::dead_statements(current.body()),
             asserted_sides: crate::differential::asserted_sides(current),
             reached: match options.unguarded {
                 true => crate::compared::reached(current),
@@ -1039,6 +1051,7 @@ impl Rules {
             .unbound_reads()
             .any(|name| self.bound_names.contains(name))
             && empty_checks(candidate) <= self.empty_checks
+            && crate::python::dead_statements(candidate.body()) <= self.dead
             && crate::passes::misfit_constructions(candidate) <= self.misfits
             && crate::unbuilt::unbuilt_inits(candidate) <= self.unbuilt
             && self
@@ -1053,6 +1066,8 @@ impl Rules {
             && crate::checks::keeps(&self.checked, candidate)
             && crate::differential::keeps(&self.differentials, candidate)
             && crate::established::keeps(&self.setters, candidate)
+            && crate::fields::keeps(&self.forms, candidate)
+            && crate::differential::keeps_shared(self.shared_inputs, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
             && self
