@@ -15,8 +15,8 @@
 //!
 //! Sides that read otherwise but compute from the same numbers (`torch.gcd(x, y)` against
 //! `np.gcd(x_np, y_np)`, each built from `[124, -128, -126]`) compare two implementations on
-//! one input: a candidate keeps as many checks whose sides share their numbers, not `gcd` of
-//! `[1]` against `gcd` of `[126]`.
+//! one input: a candidate has no more checks whose sides compute from different numbers, not
+//! `gcd` of `[1]` against `gcd` of `[126]`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
@@ -54,23 +54,23 @@ pub fn differentials(script: &Script) -> Vec<Swaps> {
     out
 }
 
-/// How many checks of `script` have sides that compute from the same numbers, in the same
-/// order (through names bound once), and some.
-pub fn shared_inputs(script: &Script) -> usize {
+/// How many checks of `script` have sides that compute from different numbers (through
+/// names bound once, in order).
+pub fn unshared_inputs(script: &Script) -> usize {
     let bindings = module_bindings(script);
     checks(script)
         .into_iter()
         .filter(|(a, b)| {
-            let a = numbers(&expand(script.slice(a), &bindings, 0));
-            !a.is_empty() && a == numbers(&expand(script.slice(b), &bindings, 0))
+            numbers(&expand(script.slice(a), &bindings, 0))
+                != numbers(&expand(script.slice(b), &bindings, 0))
         })
         .count()
 }
 
-/// Whether `candidate` has at least `shared` checks whose sides compute from the same
-/// numbers (see [`shared_inputs`]).
-pub fn keeps_shared(shared: usize, candidate: &Script) -> bool {
-    shared == 0 || shared_inputs(candidate) >= shared
+/// Whether `candidate` has no more than `unshared` checks whose sides compute from different
+/// numbers (see [`unshared_inputs`]): numbers shared by both sides shrink on both at once.
+pub fn keeps_shared(unshared: usize, candidate: &Script) -> bool {
+    unshared_inputs(candidate) <= unshared
 }
 
 /// The numbers among `words`, a minus sign that negates one kept with it.
@@ -460,14 +460,16 @@ mod tests {
     #[test]
     fn two_implementations_on_one_input_keep_it_shared() {
         let text = "import torch\nimport numpy as np\nx = torch.tensor([124, -128], dtype=torch.int8)\nx_np = np.array([124, -128], dtype=np.int8)\nassert (torch.gcd(x, x).numpy() == np.gcd(x_np, x_np)).all()\n";
-        assert_eq!(shared_inputs(&parse(text)), 1);
+        assert_eq!(unshared_inputs(&parse(text)), 0);
         let one_side = text.replace("np.array([124, -128]", "np.array([126]");
-        assert!(!keeps_shared(1, &parse(&one_side)));
+        assert!(!keeps_shared(0, &parse(&one_side)));
         let both = text.replace("[124, -128]", "[-128]");
-        assert!(keeps_shared(1, &parse(&both)));
+        assert!(keeps_shared(0, &parse(&both)));
+        let gone = text.replace("[124, -128]", "[]");
+        assert!(keeps_shared(0, &parse(&gone)));
         let minus = text.replace("np.array([124, -128]", "np.array([124, 0 - 128]");
-        assert!(!keeps_shared(1, &parse(&minus)));
-        assert_eq!(shared_inputs(&parse("assert f(x) == g(y)\n")), 0);
+        assert!(!keeps_shared(0, &parse(&minus)));
+        assert_eq!(unshared_inputs(&parse("assert f(x) == 2\n")), 1);
     }
 
     #[test]
