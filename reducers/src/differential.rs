@@ -54,42 +54,75 @@ pub fn differentials(script: &Script) -> Vec<Swaps> {
     out
 }
 
-/// How many checks of `script` have sides that compute from different numbers (through
-/// names bound once, in order).
-pub fn unshared_inputs(script: &Script) -> usize {
+/// For each check of `script`, in order, whether its sides are built from the same data:
+/// the same numbers of list literals, in order and some (through names bound once).
+pub fn shared_inputs(script: &Script) -> Vec<bool> {
+    data_of_sides(script)
+        .into_iter()
+        .map(|(a, b)| !a.is_empty() && a == b)
+        .collect()
+}
+
+/// Whether each check of `shared` (see [`shared_inputs`]) still has sides built from the same
+/// data in `candidate` (the same check by its place among the checks, where none was added or
+/// deleted; else as many such checks): data shared by both sides shrinks on both at once. A
+/// check whose sides were not (a side in a function's body, unread) is free.
+pub fn keeps_shared(shared: &[bool], candidate: &Script) -> bool {
+    if !shared.contains(&true) {
+        return true;
+    }
+    let now = data_of_sides(candidate);
+    match now.len() == shared.len() {
+        true => shared.iter().zip(&now).all(|(was, (a, b))| !was || a == b),
+        false => {
+            let still = now.iter().filter(|(a, b)| !a.is_empty() && a == b).count();
+            still >= shared.iter().filter(|s| **s).count()
+        }
+    }
+}
+
+/// The numbers of the list literals each side of each check reads (see [`numbers`]).
+fn data_of_sides(script: &Script) -> Vec<(Vec<String>, Vec<String>)> {
     let bindings = module_bindings(script);
     checks(script)
         .into_iter()
-        .filter(|(a, b)| {
-            numbers(&expand(script.slice(a), &bindings, 0))
-                != numbers(&expand(script.slice(b), &bindings, 0))
+        .map(|(a, b)| {
+            (
+                numbers(&expand(script.slice(a), &bindings, 0)),
+                numbers(&expand(script.slice(b), &bindings, 0)),
+            )
         })
-        .count()
+        .collect()
 }
 
-/// Whether `candidate` has no more than `unshared` checks whose sides compute from different
-/// numbers (see [`unshared_inputs`]): numbers shared by both sides shrink on both at once.
-pub fn keeps_shared(unshared: usize, candidate: &Script) -> bool {
-    unshared_inputs(candidate) <= unshared
-}
-
-/// The numbers among `words`, a minus sign that negates one kept with it.
+/// The numbers in list literals among `words` (data, not the sizes or settings of a call), a
+/// minus sign that negates one kept with it.
 fn numbers(words: &[String]) -> Vec<String> {
     let value = |w: &str| {
         w.ends_with([')', ']']) || w.starts_with(|c: char| c.is_alphanumeric() || c == '_')
     };
-    words
-        .iter()
-        .enumerate()
-        .filter(|(_, w)| w.starts_with(|c: char| c.is_ascii_digit()))
-        .map(|(i, w)| {
-            let negated = i > 0 && words[i - 1] == "-" && (i < 2 || !value(&words[i - 2]));
-            match negated {
-                true => format!("-{w}"),
-                false => w.clone(),
+    // How deep each word is in brackets, innermost last: `[` of a list, or `(`/`[` of a call
+    // or subscript.
+    let mut open: Vec<bool> = Vec::new();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        match w.as_str() {
+            "[" => open.push(i == 0 || !value(&words[i - 1])),
+            "(" | "{" => open.push(false),
+            "]" | ")" | "}" => {
+                open.pop();
             }
-        })
-        .collect()
+            _ if w.starts_with(|c: char| c.is_ascii_digit()) && open.last() == Some(&true) => {
+                let negated = i > 0 && words[i - 1] == "-" && (i < 2 || !value(&words[i - 2]));
+                out.push(match negated {
+                    true => format!("-{w}"),
+                    false => w.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether `candidate` has, for each of `differentials`, a check whose sides differ by the
@@ -460,16 +493,25 @@ mod tests {
     #[test]
     fn two_implementations_on_one_input_keep_it_shared() {
         let text = "import torch\nimport numpy as np\nx = torch.tensor([124, -128], dtype=torch.int8)\nx_np = np.array([124, -128], dtype=np.int8)\nassert (torch.gcd(x, x).numpy() == np.gcd(x_np, x_np)).all()\n";
-        assert_eq!(unshared_inputs(&parse(text)), 0);
+        let shared = shared_inputs(&parse(text));
+        assert_eq!(shared, [true]);
         let one_side = text.replace("np.array([124, -128]", "np.array([126]");
-        assert!(!keeps_shared(0, &parse(&one_side)));
+        assert!(!keeps_shared(&shared, &parse(&one_side)));
         let both = text.replace("[124, -128]", "[-128]");
-        assert!(keeps_shared(0, &parse(&both)));
+        assert!(keeps_shared(&shared, &parse(&both)));
         let gone = text.replace("[124, -128]", "[]");
-        assert!(keeps_shared(0, &parse(&gone)));
+        assert!(keeps_shared(&shared, &parse(&gone)));
         let minus = text.replace("np.array([124, -128]", "np.array([124, 0 - 128]");
-        assert!(!keeps_shared(0, &parse(&minus)));
-        assert_eq!(unshared_inputs(&parse("assert f(x) == 2\n")), 1);
+        assert!(!keeps_shared(&shared, &parse(&minus)));
+        // Sizes are no data: a module built for 80 features, compared with another.
+        let sizes = "import torch\nx = torch.randn(1, 80)\nassert torch.allclose(Plain(80)(x), torch.nn.LayerNorm(80)(x))\n";
+        assert_eq!(shared_inputs(&parse(sizes)), [false]);
+        // A check whose sides did not share data is free, wherever its code moves.
+        let inside = "import torch\ndef f(x):\n    return x * torch.tensor([2.0])\ndef test():\n    x = torch.tensor([1.0])\n    assert torch.allclose(g(x), f(x))\ntest()\n";
+        let shared = shared_inputs(&parse(inside));
+        assert_eq!(shared, [false]);
+        let unwrapped = "import torch\ndef f(x):\n    return x * torch.tensor([2.0])\nx = torch.tensor([1.0])\nassert torch.allclose(g(x), f(x))\n";
+        assert!(keeps_shared(&shared, &parse(unwrapped)));
     }
 
     #[test]

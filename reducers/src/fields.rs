@@ -4,15 +4,27 @@
 //! `x: ClassVar[int]` in a dataclass: the form is what the class reads from its annotations,
 //! and a typing report is about it. Unwrapped to `owner: str`, the key is required as
 //! declared, and `assert Dog.__required_keys__ == {"name"}` fails for the script's own
-//! declaration. Where a class body annotates a field with a subscripted form, a candidate
-//! declares as many fields with that form (by its last name: `NotRequired`,
-//! `typing.Annotated`).
+//! declaration. Where a class body annotates a field with a qualifier (`NotRequired`,
+//! `Required`, `ReadOnly`, `ClassVar`, `InitVar`, `Final`, `Annotated`; not a container's
+//! type such as `List[str]`, which no class reads), a candidate declares as many fields with
+//! it (by its last name: `typing.Annotated` counts as `Annotated`).
 
 use std::collections::BTreeMap;
 
 use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of};
 
-/// How many class fields of `script` are declared with each subscripted form.
+/// The typing forms that qualify a field, which the class reads from its annotations.
+const QUALIFIERS: &[&str] = &[
+    "NotRequired",
+    "Required",
+    "ReadOnly",
+    "ClassVar",
+    "InitVar",
+    "Final",
+    "Annotated",
+];
+
+/// How many class fields of `script` are declared with each qualifier.
 pub fn forms(script: &Script) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for stmt in all_bodies(script.body()).into_iter().flatten() {
@@ -24,6 +36,7 @@ pub fn forms(script: &Script) -> BTreeMap<String, usize> {
             for expr in exprs_of(&a.annotation) {
                 if let Expr::Subscript(s) = expr
                     && let Some(name) = last_name(&s.value)
+                    && QUALIFIERS.contains(&name)
                 {
                     *out.entry(name.to_string()).or_default() += 1;
                 }

@@ -985,9 +985,9 @@ struct Rules {
     /// How many statements follow a `return`, `raise`, `break` or `continue` in their block:
     /// a candidate makes no more (see [`crate::python::dead_statements`]).
     dead: usize,
-    /// How many checks compare sides computed from different numbers: a candidate has no
-    /// more (see [`crate::differential::unshared_inputs`]).
-    unshared_inputs: usize,
+    /// Per check, whether its sides are built from the same data: a candidate's still are
+    /// (see [`crate::differential::shared_inputs`]).
+    shared_inputs: Vec<bool>,
     /// How many class fields are declared with each typing form: a candidate declares as
     /// many (see [`crate::fields`]).
     forms: std::collections::BTreeMap<String, usize>,
@@ -1034,7 +1034,7 @@ impl Rules {
             differentials: crate::differential::differentials(current),
             setters: crate::established::setters(current),
             forms: crate::fields::forms(current),
-            unshared_inputs: crate::differential::unshared_inputs(current),
+            shared_inputs: crate::differential::shared_inputs(current),
             dead: crate::python::dead_statements(current.body()),
             asserted_sides: crate::differential::asserted_sides(current),
             reached: match options.unguarded {
@@ -1067,7 +1067,7 @@ impl Rules {
             && crate::differential::keeps(&self.differentials, candidate)
             && crate::established::keeps(&self.setters, candidate)
             && crate::fields::keeps(&self.forms, candidate)
-            && crate::differential::keeps_shared(self.unshared_inputs, candidate)
+            && crate::differential::keeps_shared(&self.shared_inputs, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
             && self
