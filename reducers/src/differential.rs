@@ -13,10 +13,10 @@
 //! value with what it was before (`old = m.p`, a call that should leave it alone, `assert m.p
 //! is old`): a candidate keeps a check whose sides read the same, not `assert m.p is m`.
 //!
-//! Sides that read otherwise but compute from the same numbers (`torch.gcd(x, y)` against
-//! `np.gcd(x_np, y_np)`, each built from `[124, -128, -126]`) compare two implementations on
-//! one input: a candidate has no more checks whose sides compute from different numbers, not
-//! `gcd` of `[1]` against `gcd` of `[126]`.
+//! Sides that read otherwise but are built from the same data (`torch.gcd(x, y)` against
+//! `np.gcd(x_np, y_np)`, each from the list `[124, -128, -126]`) compare two implementations
+//! on one input: that check's sides still share their data in a candidate, not `gcd` of `[1]`
+//! against `gcd` of `[126]`.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;

@@ -21,6 +21,7 @@ pub mod minified;
 pub mod pass;
 pub mod passes;
 pub mod prepare;
+pub mod producers;
 pub mod python;
 pub mod reduce;
 pub mod round_trips;

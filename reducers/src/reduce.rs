@@ -95,6 +95,9 @@ pub struct Options {
     /// own check tells what it compares, so the sides of its checks keep every library call
     /// they reach (see [`crate::compared::reached`]).
     pub unguarded: bool,
+    /// Where the script's own line raised the failure: the library functions whose results
+    /// that line reads, which a candidate still calls (see [`crate::producers`]).
+    pub producers: std::collections::BTreeSet<String>,
 }
 
 impl Default for Options {
@@ -107,6 +110,7 @@ impl Default for Options {
             in_flight: 0,
             message: None,
             unguarded: false,
+            producers: Default::default(),
         }
     }
 }
@@ -982,6 +986,9 @@ struct Rules {
     /// The sides of the script's asserted comparisons: no candidate asserts one alone (see
     /// [`crate::differential::keeps_comparing`]).
     asserted_sides: HashSet<String>,
+    /// The library functions whose results the failing line reads (see
+    /// [`Options::producers`]).
+    producers: std::collections::BTreeSet<String>,
     /// How many statements follow a `return`, `raise`, `break` or `continue` in their block:
     /// a candidate makes no more (see [`crate::python::dead_statements`]).
     dead: usize,
@@ -1036,6 +1043,7 @@ impl Rules {
             forms: crate::fields::forms(current),
             shared_inputs: crate::differential::shared_inputs(current),
             dead: crate::python::dead_statements(current.body()),
+            producers: options.producers.clone(),
             asserted_sides: crate::differential::asserted_sides(current),
             reached: match options.unguarded {
                 true => crate::compared::reached(current),
@@ -1067,6 +1075,7 @@ impl Rules {
             && crate::differential::keeps(&self.differentials, candidate)
             && crate::established::keeps(&self.setters, candidate)
             && crate::fields::keeps(&self.forms, candidate)
+            && crate::producers::keeps(&self.producers, candidate)
             && crate::differential::keeps_shared(&self.shared_inputs, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)

@@ -292,6 +292,10 @@ fn propagate_name(
     if !evaluated_once {
         return None;
     }
+    // A value written over several lines is written once: put in two places, it reads twice.
+    if uses.len() > 1 && script.slice(value).contains('\n') {
+        return None;
+    }
     let places: Vec<_> = uses.iter().map(|u| (u.scope, u.range.clone())).collect();
     if !facts.value_moves_to(value, &places) {
         return None;
@@ -910,6 +914,14 @@ mod tests {
 
     fn results(text: &str) -> Vec<String> {
         crate::passes::helpers::candidate_texts(&PropagateValues, text)
+    }
+
+    #[test]
+    fn a_value_over_several_lines_is_not_written_twice() {
+        let text = "source = '''\n1 + 2\n'''\nassert f(source) == source\n";
+        assert!(results(text).is_empty(), "{:?}", results(text));
+        let once = "source = '''\n1 + 2\n'''\nassert f(source)\n";
+        assert_eq!(results(once), ["assert f('''\n1 + 2\n''')\n"]);
     }
 
     #[test]

@@ -66,6 +66,18 @@ impl Pass for TidyBlankLines {
             if blank && !(previous_blank) && line != "\n" {
                 edits.push(Edit::replace(at..at + line.len(), "\n"));
             }
+            // Spaces at the end of a line of code go (not inside a string).
+            let body = line.trim_end_matches('\n');
+            let code_end = at + body.trim_end_matches([' ', '\t']).len();
+            let line_end = at + body.len();
+            if !blank
+                && code_end < line_end
+                && !strings
+                    .iter()
+                    .any(|r| r.start < line_end && code_end < r.end)
+            {
+                edits.push(Edit::delete(code_end..line_end));
+            }
             previous_blank = blank;
             if !blank {
                 after_header = !in_string && line.trim_end().ends_with(':');
@@ -75,12 +87,11 @@ impl Pass for TidyBlankLines {
         if let Some(start) = run {
             edits.push(Edit::delete(start..text.len()));
         }
-        // Trailing blank lines: the text ends with a single newline.
+        // Trailing blank lines and spaces: the text ends with a single newline.
         let trimmed = text.trim_end_matches(['\n', ' ', '\t']).len();
-        let end = (trimmed + 1).min(text.len());
-        if end < text.len() {
-            edits.retain(|e| e.range.end <= end);
-            edits.push(Edit::delete(end..text.len()));
+        if trimmed > 0 && &text[trimmed..] != "\n" {
+            edits.retain(|e| e.range.end <= trimmed);
+            edits.push(Edit::replace(trimmed..text.len(), "\n"));
         }
         edits.retain(|e| !e.touches(&protected));
         if edits.is_empty() {
@@ -114,6 +125,15 @@ fn import_gaps(script: &Script) -> Vec<std::ops::Range<usize>> {
 mod tests {
     use super::*;
     use crate::python::PythonVersion;
+
+    #[test]
+    fn spaces_at_the_ends_of_lines_go_and_the_last_line_ends() {
+        let text = "import torch\nx = '''a  \nb'''  \npred.backward()  ";
+        let script = Script::parse(text, PythonVersion::PY311).unwrap();
+        let candidates = TidyBlankLines.candidates(&script);
+        let out = candidates[0].apply(text).unwrap();
+        assert_eq!(out, "import torch\nx = '''a  \nb'''\npred.backward()\n");
+    }
 
     #[test]
     fn blank_lines_beside_kept_code_collapse_too() {

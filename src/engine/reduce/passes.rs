@@ -111,6 +111,22 @@ impl Counts {
 }
 
 impl Reduction<'_> {
+    /// Where the script's own line raised the failure, the library functions whose results
+    /// that line reads (see [`scrub_reducers::producers`]).
+    fn producers(&self, ground: &Ground) -> std::collections::BTreeSet<String> {
+        let stderr = &ground.base.outcome.stderr;
+        let line = match ground.criteria.anchor.site {
+            None => crate::engine::exception::raising_line(stderr),
+            Some(_) => None,
+        };
+        line.zip(scrub_reducers::Script::parse(
+            &self.start,
+            self.interp.parser_version,
+        ))
+        .map(|(line, script)| scrub_reducers::producers::producers(&script, &line))
+        .unwrap_or_default()
+    }
+
     /// Runs the passes from the prepared script (see `Loop::prepare`) to the stop rule, and
     /// then, when scrub inserted a seed, tries the result without it; last, names the values of
     /// lines too long to paste.
@@ -153,6 +169,7 @@ impl Reduction<'_> {
                 || control
                     .as_ref()
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
+            producers: self.producers(ground),
             ..Default::default()
         };
         let mut passes = Loop {

@@ -1,0 +1,122 @@
+//! A failure the script raised on a library's value keeps the call that made that value.
+//!
+//! `data = np.genfromtxt(StringIO("1 2 3"), names="a, b, c", usecols=("a", "c"))`, then `for
+//! i in data['a']` raises `TypeError: iteration over a 0-d array`: the report is that one row
+//! gives a 0-d array. `[*numpy.array(1.0)]` raises the same error from the script's own line,
+//! and is the user's mistake, not the bug. Where the script's own line raised the failure, the
+//! library functions whose results it reads (through names bound once, at any depth) are still
+//! called by a candidate.
+
+use std::collections::{BTreeSet, HashSet};
+
+use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, exprs_of, single_bindings};
+use crate::torch::{imports, torch_path};
+
+/// The library functions (dotted paths: `numpy.genfromtxt`) whose results the statement of
+/// `script` that starts with the line `line` reads, or calls on it.
+pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
+    let line = line.trim();
+    let Some(stmt) = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .find(|s| first_line(script, s) == Some(line))
+    else {
+        return BTreeSet::new();
+    };
+    let imported = imports(script, |_| true);
+    let bindings = single_bindings(script.body());
+    let mut out = BTreeSet::new();
+    let mut seen = HashSet::new();
+    let mut pending: Vec<&Expr> = heads(stmt);
+    while let Some(expr) = pending.pop() {
+        for e in exprs_of(expr) {
+            match e {
+                Expr::Call(call) => {
+                    if let Some(path) = torch_path(&imported, &call.func) {
+                        out.insert(path);
+                    }
+                }
+                Expr::Name(n) => {
+                    if let Some(value) = bindings.get(n.id.as_str())
+                        && seen.insert(n.id.as_str())
+                    {
+                        pending.push(value);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Whether `candidate` still calls each of `producers`.
+pub fn keeps(producers: &BTreeSet<String>, candidate: &Script) -> bool {
+    if producers.is_empty() {
+        return true;
+    }
+    let imported = imports(candidate, |_| true);
+    let called: HashSet<String> = all_exprs(candidate.body())
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Call(call) => torch_path(&imported, &call.func),
+            _ => None,
+        })
+        .collect();
+    producers.iter().all(|p| called.contains(p))
+}
+
+/// The first line of `stmt`, trimmed.
+fn first_line<'s>(script: &'s Script, stmt: &Stmt) -> Option<&'s str> {
+    script.slice(stmt).lines().next().map(str::trim)
+}
+
+/// What the first line of `stmt` evaluates: a loop's iterable, a branch's test, a value.
+fn heads(stmt: &Stmt) -> Vec<&Expr> {
+    match stmt {
+        Stmt::For(s) => vec![&*s.iter],
+        Stmt::If(s) => vec![&*s.test],
+        Stmt::While(s) => vec![&*s.test],
+        Stmt::With(s) => s.items.iter().map(|i| &i.context_expr).collect(),
+        Stmt::Expr(s) => vec![&*s.value],
+        Stmt::Assign(s) => vec![&*s.value],
+        Stmt::AugAssign(s) => vec![&*s.value, &*s.target],
+        Stmt::AnnAssign(s) => s.value.as_deref().into_iter().collect(),
+        Stmt::Return(s) => s.value.as_deref().into_iter().collect(),
+        Stmt::Assert(s) => vec![&*s.test],
+        Stmt::Raise(s) => s.exc.as_deref().into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::PythonVersion;
+
+    fn parse(text: &str) -> Script {
+        Script::parse(text, PythonVersion::latest()).unwrap()
+    }
+
+    const ONE_ROW: &str = "from io import StringIO\nimport numpy as np\ndef show(text):\n    data = np.genfromtxt(StringIO(text), names='a, b, c', usecols=('a', 'c'))\n    for i in data['a']:\n        print(i)\nshow('1 2 3')\n";
+
+    #[test]
+    fn the_call_that_made_the_value_stays() {
+        let p = producers(&parse(ONE_ROW), "    for i in data['a']:");
+        assert_eq!(
+            p,
+            BTreeSet::from(["io.StringIO".to_string(), "numpy.genfromtxt".to_string()])
+        );
+        assert!(keeps(&p, &parse(ONE_ROW)));
+        assert!(!keeps(&p, &parse("import numpy\n[*numpy.array(1.0)]\n")));
+        let inlined = "import io\nimport numpy\nfor i in numpy.genfromtxt(io.StringIO('1 2 3'), names='a, b, c')['a']:\n    pass\n";
+        assert!(keeps(&p, &parse(inlined)));
+    }
+
+    #[test]
+    fn a_line_not_found_or_reading_no_library_keeps_nothing() {
+        assert!(producers(&parse(ONE_ROW), "print(x)").is_empty());
+        let own = parse("def f():\n    return None\nx = f()\nx()\n");
+        assert!(producers(&own, "x()").is_empty());
+    }
+}
