@@ -7,9 +7,9 @@
 //! library functions whose results it reads (through names bound once, at any depth) are still
 //! called by a candidate.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::python::{Expr, Script, Stmt, all_bodies, all_exprs, exprs_of, single_bindings};
+use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, single_bindings};
 use crate::torch::{imports, torch_path};
 
 /// The library functions (dotted paths: `numpy.genfromtxt`) whose results the statement of
@@ -23,47 +23,73 @@ pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
     else {
         return BTreeSet::new();
     };
-    let imported = imports(script, |_| true);
-    let bindings = single_bindings(script.body());
-    let mut out = BTreeSet::new();
-    let mut seen = HashSet::new();
-    let mut pending: Vec<&Expr> = heads(stmt);
-    while let Some(expr) = pending.pop() {
-        for e in exprs_of(expr) {
-            match e {
-                Expr::Call(call) => {
-                    if let Some(path) = torch_path(&imported, &call.func) {
-                        out.insert(path);
-                    }
-                }
-                Expr::Name(n) => {
-                    if let Some(value) = bindings.get(n.id.as_str())
-                        && seen.insert(n.id.as_str())
-                    {
-                        pending.push(value);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
+    Reach::of(script).reached(stmt)
 }
 
-/// Whether `candidate` still calls each of `producers`.
+/// Whether a statement of `candidate` reads the results of each of `producers`: a call of
+/// one whose result the statement drops or only binds (`numpy.genfromtxt(…)` on a line of its
+/// own, beside `[*numpy.array(1.0)]`) does not count.
 pub fn keeps(producers: &BTreeSet<String>, candidate: &Script) -> bool {
     if producers.is_empty() {
         return true;
     }
-    let imported = imports(candidate, |_| true);
-    let called: HashSet<String> = all_exprs(candidate.body())
+    let reach = Reach::of(candidate);
+    all_bodies(candidate.body())
         .into_iter()
-        .filter_map(|e| match e {
-            Expr::Call(call) => torch_path(&imported, &call.func),
-            _ => None,
-        })
-        .collect();
-    producers.iter().all(|p| called.contains(p))
+        .flatten()
+        .any(|stmt| producers.is_subset(&reach.reached(stmt)))
+}
+
+/// What a statement's values come from: the script's imports and its names bound once.
+struct Reach<'a> {
+    imported: HashMap<String, String>,
+    bindings: HashMap<&'a str, &'a Expr>,
+}
+
+impl<'a> Reach<'a> {
+    fn of(script: &'a Script) -> Reach<'a> {
+        Reach {
+            imported: imports(script, |_| true),
+            bindings: single_bindings(script.body()),
+        }
+    }
+
+    /// The library functions whose results the first line of `stmt` reads (through names
+    /// bound once, at any depth); not a call whose result the statement drops or binds.
+    fn reached(&self, stmt: &'a Stmt) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut seen = HashSet::new();
+        let mut pending: Vec<&Expr> = Vec::new();
+        for head in heads(stmt) {
+            match (stmt, head) {
+                (Stmt::Expr(_) | Stmt::Assign(_) | Stmt::AnnAssign(_), Expr::Call(call)) => {
+                    pending.extend(call.arguments.args.iter());
+                    pending.extend(call.arguments.keywords.iter().map(|k| &k.value));
+                }
+                _ => pending.push(head),
+            }
+        }
+        while let Some(expr) = pending.pop() {
+            for e in exprs_of(expr) {
+                match e {
+                    Expr::Call(call) => {
+                        if let Some(path) = torch_path(&self.imported, &call.func) {
+                            out.insert(path);
+                        }
+                    }
+                    Expr::Name(n) => {
+                        if let Some(value) = self.bindings.get(n.id.as_str())
+                            && seen.insert(n.id.as_str())
+                        {
+                            pending.push(value);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The first line of `stmt`, trimmed.
@@ -109,6 +135,11 @@ mod tests {
         );
         assert!(keeps(&p, &parse(ONE_ROW)));
         assert!(!keeps(&p, &parse("import numpy\n[*numpy.array(1.0)]\n")));
+        let aside =
+            "import io\nimport numpy\nnumpy.genfromtxt(io.StringIO('1'))\n[*numpy.array(1.0)]\n";
+        assert!(!keeps(&p, &parse(aside)));
+        let bound = "import io\nimport numpy\nd = numpy.genfromtxt(io.StringIO('1'))\n[*numpy.array(1.0)]\n";
+        assert!(!keeps(&p, &parse(bound)));
         let inlined = "import io\nimport numpy\nfor i in numpy.genfromtxt(io.StringIO('1 2 3'), names='a, b, c')['a']:\n    pass\n";
         assert!(keeps(&p, &parse(inlined)));
     }
