@@ -334,9 +334,11 @@ fn shorter_strings(literal: &str) -> Vec<String> {
     while !body.is_char_boundary(mid) {
         mid += 1;
     }
+    // Words stay words: `"a, b, c"` halves to `"a, "`, not on to `", "`.
+    let worded = |t: &str| t.chars().any(char::is_alphanumeric);
     let mut out = Vec::new();
     for half in [&body[..mid], &body[mid..]] {
-        if !half.is_empty() && half.len() < body.len() {
+        if !half.is_empty() && half.len() < body.len() && (worded(half) || !worded(body)) {
             out.push(format!("{prefix}{quote}{half}{quote}"));
         }
     }
@@ -422,6 +424,8 @@ mod tests {
             ["r\"\"\"x\"\"\"", "r\"\"\"y\"\"\""]
         );
         assert!(shorter_strings("''").is_empty());
+        assert_eq!(shorter_strings("'a, '"), ["'a'"]);
+        assert_eq!(shorter_strings("', ; '"), ["', '", "'; '"]);
     }
 
     #[test]
