@@ -5,7 +5,10 @@
 //! gives a 0-d array. `[*numpy.array(1.0)]` raises the same error from the script's own line,
 //! and is the user's mistake, not the bug. Where the script's own line raised the failure, the
 //! library functions whose results it reads (through names bound once, at any depth) are still
-//! called by a candidate.
+//! read by a statement of a candidate. Only for a line that calls nothing (Python itself
+//! raised: iterating, indexing, an attribute), and not an `assert`: a call may have raised in
+//! its callee, a torch method without a Python frame (`param.mul_(factor)` of a leaf, whatever
+//! `factor` came from).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -23,6 +26,15 @@ pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
     else {
         return BTreeSet::new();
     };
+    // A line that calls something may have raised in the callee (a torch method raises
+    // without a Python frame); an `assert` has rules of its own.
+    let calls = heads(stmt)
+        .into_iter()
+        .flat_map(exprs_of)
+        .any(|e| matches!(e, Expr::Call(_)));
+    if calls || matches!(stmt, Stmt::Assert(_)) {
+        return BTreeSet::new();
+    }
     Reach::of(script).reached(stmt)
 }
 
@@ -142,6 +154,12 @@ mod tests {
         assert!(!keeps(&p, &parse(bound)));
         let inlined = "import io\nimport numpy\nfor i in numpy.genfromtxt(io.StringIO('1 2 3'), names='a, b, c')['a']:\n    pass\n";
         assert!(keeps(&p, &parse(inlined)));
+    }
+
+    #[test]
+    fn a_line_that_calls_keeps_nothing() {
+        let text = "import math\nfactor = 2 / math.sqrt(4)\nfor p in params:\n    p.mul_(factor)\n";
+        assert!(producers(&parse(text), "p.mul_(factor)").is_empty());
     }
 
     #[test]

@@ -440,9 +440,11 @@ impl Reduction<'_> {
         if checked {
             return Ok(None);
         }
-        // A flaky original gets the runs a candidate gets: one of them must fail the same way.
+        // A flaky original gets twice the runs a candidate gets, one of which must fail the
+        // same way: a candidate's runs miss a true repro at most 5 % of the time, and a
+        // reduction made cold for such a miss is many times slower.
         let mut run = run_one(&self.start, workers);
-        for _ in 1..base.attempts {
+        for _ in 1..base.attempts * 2 {
             match &run {
                 Ok(outcome) if sig.judge(outcome) != Verdict::Same => {
                     run = run_one(&self.start, workers);
