@@ -164,13 +164,14 @@ fn dotted(expr: &Expr, imported: &HashSet<&str>) -> bool {
     }
 }
 
-/// An attribute of an import, at any depth (`np.int8`, `np.iinfo(np.int64).min`).
+/// A constant of an import's: a dotted name (`np.int8`), or an attribute of a call of one
+/// with such constants and literals alone (`np.iinfo(np.int64).min`); not an attribute of a
+/// value the script builds (`np.ma.array(data, dtype=np.dtype(…)).fill_value`).
 fn library_value(expr: &Expr, imported: &HashSet<&str>) -> bool {
     match expr {
         Expr::Attribute(a) => match &*a.value {
-            Expr::Name(n) => imported.contains(n.id.as_str()),
-            Expr::Call(call) => library_value(&call.func, imported),
-            value => library_value(value, imported),
+            Expr::Call(call) => figure(&a.value, imported) && dotted(&call.func, imported),
+            _ => dotted(expr, imported),
         },
         _ => false,
     }
@@ -271,6 +272,12 @@ mod tests {
         assert!(keeps(&checks, &parse(inlined)));
         let nat = "import numpy as np\nassert np.datetime64().astype('M') == np.datetime64('-292277022657-01-27T08:29')\n";
         assert!(!keeps(&checks, &parse(nat)));
+        // An attribute of a value the script builds is no constant of the library's.
+        let built = "import numpy as np\nm = np.ma.array([1], dtype=np.dtype([('v', int)]), fill_value=(2,))\nassert m.fill_value['v'].tolist() == 2\n";
+        let checks = expected(&parse(built), Some(""));
+        let inlined = "import numpy as np\nassert np.ma.array([1], dtype=np.dtype([('v', int)]), fill_value=(2,)).fill_value['v'].tolist() == 2\n";
+        assert!(keeps(&checks, &parse(inlined)));
+        assert!(keeps(&expected(&parse(inlined), Some("")), &parse(built)));
     }
 
     #[test]
