@@ -35,23 +35,31 @@ const MOST_PLACES: usize = 2;
 /// The swaps of every check of `script` whose sides read alike but for them; none for sides
 /// that read the same.
 pub fn differentials(script: &Script) -> Vec<Swaps> {
-    let bindings = module_bindings(script);
-    let mut out: Vec<Swaps> = checks(script)
+    let mut out: Vec<Swaps> = expanded_sides(script)
         .into_iter()
-        .filter_map(|(a, b)| {
-            let (a, b) = (
-                expand(script.slice(a), &bindings, 0),
-                expand(script.slice(b), &bindings, 0),
-            );
-            match a == b {
-                true => Some(Swaps::new()),
-                false => swaps(&a, &b),
-            }
+        .filter_map(|(a, b)| match a == b {
+            true => Some(Swaps::new()),
+            false => swaps(&a, &b),
         })
         .collect();
     out.sort();
     out.dedup();
     out
+}
+
+/// The words of the two sides of each check of `script`, in order, each name the module binds
+/// once read as its value.
+fn expanded_sides(script: &Script) -> Vec<(Vec<String>, Vec<String>)> {
+    let bindings = module_bindings(script);
+    checks(script)
+        .into_iter()
+        .map(|(a, b)| {
+            (
+                expand(script.slice(a), &bindings, 0),
+                expand(script.slice(b), &bindings, 0),
+            )
+        })
+        .collect()
 }
 
 /// For each check of `script`, in order, whether its sides are built from the same data:
@@ -83,15 +91,9 @@ pub fn keeps_shared(shared: &[bool], candidate: &Script) -> bool {
 
 /// The numbers of the list literals each side of each check reads (see [`numbers`]).
 fn data_of_sides(script: &Script) -> Vec<(Vec<String>, Vec<String>)> {
-    let bindings = module_bindings(script);
-    checks(script)
+    expanded_sides(script)
         .into_iter()
-        .map(|(a, b)| {
-            (
-                numbers(&expand(script.slice(a), &bindings, 0)),
-                numbers(&expand(script.slice(b), &bindings, 0)),
-            )
-        })
+        .map(|(a, b)| (numbers(&a), numbers(&b)))
         .collect()
 }
 
