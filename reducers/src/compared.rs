@@ -95,17 +95,27 @@ pub fn keeps(checks: &[Check], candidate: &Script, message: Option<&str>) -> boo
 
 /// The library calls each side of each check of `script` reaches (an `assert` of a comparison
 /// or a comparison call, with or without a message, see [`crate::differential`]), through
-/// names bound once, the script's own functions and the library objects it calls: where no
+/// names bound once, the script's own functions and the library objects it calls, with the
+/// methods called on the way (`.step()` of a scheduler): where no
 /// control guards a mismatch, what each side computes is all that says what the check
 /// compares. `allclose(out1, out3)` with `out1 = transformer(src, tgt, mask)` and `out3` the
 /// same call under `no_grad` must not become `allclose(x, out3)` with `x` a fresh
 /// `torch.randn`: both fail, only one is the report.
+///
+/// An `assert` of one value (`assert not torch.isfinite(compiled_out).all()`) is a check whose
+/// one side reaches its calls and whose other reaches none: a candidate keeps a check with a
+/// side that reaches them all.
 pub fn reached(script: &Script) -> Vec<Sides> {
     let calls = LibraryCalls::of_any_library_and_instances(script);
     let reach = |side| calls.set_of_expr(side);
-    crate::differential::checks(script)
+    let two_sided = crate::differential::checks(script)
         .into_iter()
-        .map(|(a, b)| [reach(a), reach(b)])
+        .map(|(a, b)| [reach(a), reach(b)]);
+    let one_sided = crate::differential::one_sided(script)
+        .into_iter()
+        .map(|(test, _)| [reach(test), BTreeSet::new()]);
+    two_sided
+        .chain(one_sided)
         .filter(|sides| sides.iter().any(|s| !s.is_empty()))
         .collect()
 }
@@ -227,6 +237,22 @@ mod tests {
             "import torch\nt = torch.nn.Transformer(d_model=8)\nout3 = t(src, tgt)\nx = torch.randn(1)\nassert torch.allclose(x, out3), 'differs'\n",
         );
         assert!(!keeps_reached(&checks, &fresh));
+    }
+
+    #[test]
+    fn an_unguarded_assert_of_one_value_keeps_every_call_it_reaches() {
+        let text = "import torch\ntarget = torch.ones(4) * 1.5\ndef fn(t):\n    return torch.nn.functional.binary_cross_entropy(torch.ones_like(t), t)\nout = torch.compile(fn)(target)\nassert not torch.isfinite(out).all(), 'accepted'\n";
+        let checks = reached(&parse(text));
+        assert_eq!(checks.len(), 1);
+        assert!(
+            checks[0][0].contains("torch.compile")
+                && checks[0][0].contains("torch.nn.functional.binary_cross_entropy"),
+            "{checks:?}"
+        );
+        let lost = "import torch\nassert not torch.ones(1), 'accepted'\n";
+        assert!(!keeps_reached(&checks, &parse(lost)));
+        let inlined = "import torch\ndef fn(t):\n    return torch.nn.functional.binary_cross_entropy(torch.ones_like(t), t)\nassert not torch.isfinite(torch.compile(fn)(torch.ones(4) * 1.5)).all(), 'accepted'\n";
+        assert!(keeps_reached(&checks, &parse(inlined)));
     }
 
     #[test]

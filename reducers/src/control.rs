@@ -464,6 +464,9 @@ pub(crate) struct LibraryCalls<'a> {
     bindings: Vec<(&'a str, &'a Expr)>,
     /// Whether the methods called on other values count too, as `.mean`.
     methods: bool,
+    /// Whether, of those, a method named like a function the script defines counts too (a
+    /// method of the script's own classes, which a reduction may inline).
+    own_methods: bool,
     /// Whether the arithmetic operators count too, as `operator /`, each time written.
     operators: bool,
     /// Whether the call of a name bound once to a library object makes that object's calls:
@@ -484,6 +487,7 @@ impl<'a> LibraryCalls<'a> {
             stmts: all_bodies(script.body()).into_iter().flatten().collect(),
             bindings: single_bindings(script),
             methods: false,
+            own_methods: true,
             operators: false,
             instances: false,
             values: false,
@@ -502,14 +506,24 @@ impl<'a> LibraryCalls<'a> {
     }
 
     /// [`LibraryCalls::of_any_library`], a call of a name bound once to a library object
-    /// making that object's calls too, and a function of the script handed over the calls of
-    /// its body.
+    /// making that object's calls too, a function of the script handed over the calls of
+    /// its body, and the methods called that the script does not define (`.step`,
+    /// `.get_last_lr`).
     pub(crate) fn of_any_library_and_instances(script: &'a Script) -> LibraryCalls<'a> {
         LibraryCalls {
             instances: true,
             handed: true,
+            methods: true,
+            own_methods: false,
             ..LibraryCalls::of_any_library(script)
         }
+    }
+
+    /// Whether the script defines a function or method named `name`.
+    fn defines(&self, name: &str) -> bool {
+        self.stmts
+            .iter()
+            .any(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == name))
     }
 
     /// [`LibraryCalls::of_expr`], each call once.
@@ -567,7 +581,9 @@ impl<'a> LibraryCalls<'a> {
                 if seen.insert(span(f).start) {
                     self.collect(all_exprs(&f.body), seen, out);
                 }
-            } else if let (true, Expr::Attribute(a)) = (self.methods, &*c.func) {
+            } else if let (true, Expr::Attribute(a)) = (self.methods, &*c.func)
+                && (self.own_methods || !self.defines(a.attr.as_str()))
+            {
                 out.push(format!(".{}", a.attr));
             } else if let (true, Expr::Name(n)) = (self.instances, &*c.func)
                 && let Some((_, value)) = self.bindings.iter().find(|(b, _)| *b == n.id.as_str())

@@ -31,6 +31,8 @@ pub type Swaps = BTreeSet<(String, String)>;
 /// At most this many words swapped per place, and places swapped.
 const MOST_WORDS: usize = 3;
 const MOST_PLACES: usize = 2;
+/// At most this many words one side wraps around what both share (`torch . jit . script (`).
+const MOST_WRAPPING: usize = 8;
 
 /// The swaps of every check of `script` whose sides read alike but for them; none for sides
 /// that read the same.
@@ -62,6 +64,45 @@ fn expanded_sides(script: &Script) -> Vec<(Vec<String>, Vec<String>)> {
         .collect()
 }
 
+/// The words of the two sides of each check of `script`, as [`expanded_sides`] gives them but
+/// for the names both sides read (at any depth), left as names: what they share is one value,
+/// not two settings alike.
+fn sides_apart(script: &Script) -> Vec<(Vec<String>, Vec<String>)> {
+    let bindings = module_bindings(script);
+    checks(script)
+        .into_iter()
+        .map(|(a, b)| {
+            let (a, b) = (script.slice(a), script.slice(b));
+            let (read_a, read_b) = (reads(a, &bindings), reads(b, &bindings));
+            let apart: HashMap<&str, String> = bindings
+                .iter()
+                .filter(|(name, _)| !(read_a.contains(**name) && read_b.contains(**name)))
+                .map(|(name, value)| (*name, value.clone()))
+                .collect();
+            (expand(a, &apart, 0), expand(b, &apart, 0))
+        })
+        .collect()
+}
+
+/// The names of `bindings` that `code` reads, through their values.
+fn reads(code: &str, bindings: &HashMap<&str, String>) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut pending = vec![code.to_string()];
+    while let Some(code) = pending.pop() {
+        let words = words(&code);
+        for (i, word) in words.iter().enumerate() {
+            let attribute = i > 0 && words[i - 1] == ".";
+            if let Some(value) = bindings.get(word.as_str())
+                && !attribute
+                && out.insert(word.clone())
+            {
+                pending.push(value.clone());
+            }
+        }
+    }
+    out
+}
+
 /// For each check of `script`, in order, whether its sides are built from the same data:
 /// the same numbers of list literals, in order and some (through names bound once).
 pub fn shared_inputs(script: &Script) -> Vec<bool> {
@@ -87,6 +128,75 @@ pub fn keeps_shared(shared: &[bool], candidate: &Script) -> bool {
             still >= shared.iter().filter(|s| **s).count()
         }
     }
+}
+
+/// For each check of `script`, in order, the keywords both its sides pass with the same
+/// literal values (`lr=0.1` to the optimizer behind each of two schedulers compared).
+pub fn shared_settings(script: &Script) -> Vec<BTreeSet<String>> {
+    sides_apart(script)
+        .into_iter()
+        .map(|(a, b)| {
+            let (a, b) = (settings(&a), settings(&b));
+            a.iter()
+                .filter(|(name, values)| b.get(*name) == Some(values))
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether each check of `shared` (see [`shared_settings`]) still passes those keywords the
+/// same values on both sides, or on neither (the same check by its place among the checks,
+/// where none was added or deleted; else some check): a learning rate shrunk on one side
+/// only compares two schedules that differ by design.
+pub fn keeps_settings(shared: &[BTreeSet<String>], candidate: &Script) -> bool {
+    if shared.iter().all(BTreeSet::is_empty) {
+        return true;
+    }
+    let now: Vec<_> = sides_apart(candidate)
+        .into_iter()
+        .map(|(a, b)| (settings(&a), settings(&b)))
+        .collect();
+    let alike = |names: &BTreeSet<String>, (a, b): &(Settings, Settings)| {
+        names.iter().all(|n| a.get(n) == b.get(n))
+    };
+    match now.len() == shared.len() {
+        true => shared
+            .iter()
+            .zip(&now)
+            .all(|(names, sides)| alike(names, sides)),
+        false => shared
+            .iter()
+            .all(|names| names.is_empty() || now.iter().any(|sides| alike(names, sides))),
+    }
+}
+
+/// The literal values passed to each keyword among `words` (`lr = 0.1`), each value once.
+type Settings = HashMap<String, BTreeSet<String>>;
+
+fn settings(words: &[String]) -> Settings {
+    let mut out = Settings::new();
+    for (i, w) in words.iter().enumerate() {
+        if i == 0
+            || !matches!(words[i - 1].as_str(), "(" | ",")
+            || words.get(i + 1).is_none_or(|eq| eq != "=")
+            || !w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        {
+            continue;
+        }
+        let value = match words.get(i + 2).map(String::as_str) {
+            Some("-") => words.get(i + 3).map(|v| format!("-{v}")),
+            v => v.map(str::to_string),
+        };
+        if let Some(value) = value.filter(|v| {
+            v.trim_start_matches('-')
+                .starts_with(|c: char| c.is_ascii_digit() || c == '\'' || c == '"')
+                || matches!(v.as_str(), "True" | "False" | "None")
+        }) {
+            out.entry(w.clone()).or_default().insert(value);
+        }
+    }
+    out
 }
 
 /// The numbers of the list literals each side of each check reads (see [`numbers`]).
@@ -191,6 +301,79 @@ pub(crate) fn checks(script: &Script) -> Vec<(&Expr, &Expr)> {
         .collect()
 }
 
+/// The test and message of each `assert` of `script` that is not of a comparison (see
+/// [`checks`]).
+pub(crate) fn one_sided(script: &Script) -> Vec<(&Expr, Option<&Expr>)> {
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            Stmt::Assert(a) if sides(&a.test).is_none() => Some((&*a.test, a.msg.as_deref())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The settings of each comparison call among the checks of `script` (`1e-3, 1e-3,
+/// equal_nan=True` of `torch.allclose(output, c_output, 1e-3, 1e-3, equal_nan=True)`): what
+/// it counts as a mismatch. Without them, inductor's rounding of `cdist` fails the default
+/// tolerance of `allclose` where the report's error was a thousand times that.
+pub fn tolerances(script: &Script) -> Vec<String> {
+    let mut out: Vec<String> = all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            Stmt::Assert(a) => comparison_call(&a.test),
+            Stmt::Expr(e) => comparison_call(&e.value),
+            _ => None,
+        })
+        .filter_map(|call| {
+            let args = &call.arguments;
+            let settings: Vec<&str> = args
+                .args
+                .iter()
+                .skip(2)
+                .map(|a| script.slice(a))
+                .chain(args.keywords.iter().map(|k| script.slice(k)))
+                .collect();
+            (!settings.is_empty()).then(|| settings.join(", "))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether `candidate` still has each of `tolerances` (see [`tolerances`]), as often.
+pub fn keeps_tolerances(tolerances: &[String], candidate: &Script) -> bool {
+    if tolerances.is_empty() {
+        return true;
+    }
+    let mut now = self::tolerances(candidate);
+    tolerances
+        .iter()
+        .all(|t| match now.iter().position(|n| n == t) {
+            Some(i) => {
+                now.remove(i);
+                true
+            }
+            None => false,
+        })
+}
+
+/// The comparison call (`torch.allclose(a, b, …)`) a check's test makes, under a `not` too.
+fn comparison_call(test: &Expr) -> Option<&ast::ExprCall> {
+    match test {
+        Expr::UnaryOp(u) => comparison_call(&u.operand),
+        Expr::Call(call)
+            if call.arguments.args.len() >= 2
+                && callee(&call.func).is_some_and(|c| COMPARISONS.contains(&c)) =>
+        {
+            Some(call)
+        }
+        _ => None,
+    }
+}
+
 /// The functions that compare their first two arguments.
 const COMPARISONS: &[&str] = &[
     "allclose",
@@ -206,7 +389,7 @@ const COMPARISONS: &[&str] = &[
     "assert_almost_equal",
 ];
 
-fn sides(test: &Expr) -> Option<(&Expr, &Expr)> {
+pub(crate) fn sides(test: &Expr) -> Option<(&Expr, &Expr)> {
     match test {
         Expr::Compare(c) => match &c.comparators[..] {
             [right] => Some((&c.left, right)),
@@ -304,8 +487,9 @@ fn expand(code: &str, bindings: &HashMap<&str, String>, depth: usize) -> Vec<Str
 /// The swaps that turn `a` into `b`, when that is all that differs: at most [`MOST_PLACES`]
 /// places, each at most [`MOST_WORDS`] words on either side, each a setting (a literal, a
 /// keyword's value, an attribute) and not a function called (`model(x)` against `ref(x)`
-/// compares two implementations, which the control of the script's own code guards), and
-/// more words alike than swapped.
+/// compares two implementations, which the control of the script's own code guards), or a
+/// wrapper one side adds (`test()` against `torch.jit.script(test)()`, `do(t)` against
+/// `do(t.to_sparse())`, see [`wrapping`]), and more words alike than swapped.
 fn swaps(a: &[String], b: &[String]) -> Option<Swaps> {
     use similar::{Algorithm, DiffOp, capture_diff_slices};
     // The runs of words that differ, as ranges of `a` and of `b`.
@@ -359,10 +543,24 @@ fn swaps(a: &[String], b: &[String]) -> Option<Swaps> {
         literal || after || matches!(first.as_str(), "True" | "False" | "None")
     };
     let mut out = Swaps::new();
+    // Words one side wraps around what both share (`torch.jit.script(` … `)`, `.to_sparse()`),
+    // and how many brackets they open and leave open, by side.
+    let mut open = [0i32; 2];
     for (old, new) in &runs {
-        if old.is_empty()
-            || new.is_empty()
-            || old.len() > MOST_WORDS
+        if old.is_empty() || new.is_empty() {
+            let (side, words) = match old.is_empty() {
+                true => (1, &b[new.clone()]),
+                false => (0, &a[old.clone()]),
+            };
+            if !wrapping(words) && !added_keyword(words) {
+                return None;
+            }
+            open[side] += words.iter().filter(|w| *w == "(").count() as i32
+                - words.iter().filter(|w| *w == ")").count() as i32;
+            out.insert((a[old.clone()].join(" "), b[new.clone()].join(" ")));
+            continue;
+        }
+        if old.len() > MOST_WORDS
             || new.len() > MOST_WORDS
             || called(a, old.end)
             || called(b, new.end)
@@ -374,7 +572,40 @@ fn swaps(a: &[String], b: &[String]) -> Option<Swaps> {
         out.insert((a[old.clone()].join(" "), b[new.clone()].join(" ")));
     }
     let swapped: usize = runs.iter().map(|(old, _)| old.len()).sum();
-    (!runs.is_empty() && runs.len() <= MOST_PLACES && alike > swapped).then_some(out)
+    (!runs.is_empty() && runs.len() <= MOST_PLACES && alike > swapped && open == [0, 0])
+        .then_some(out)
+}
+
+/// Whether `words`, added on one side only, pass one more keyword a literal value (`,
+/// domain = [ - 1 , 1 ]`): a setting of one side.
+fn added_keyword(words: &[String]) -> bool {
+    let literal = |w: &String| {
+        matches!(
+            w.as_str(),
+            "[" | "]" | "(" | ")" | "," | "-" | "True" | "False" | "None"
+        ) || w.starts_with(|c: char| c.is_ascii_digit() || c == '\'' || c == '"')
+    };
+    match words {
+        [comma, name, eq, value @ ..] => {
+            comma == ","
+                && eq == "="
+                && name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                && !value.is_empty()
+                && value.len() <= MOST_WRAPPING
+                && value.iter().all(literal)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `words`, added on one side only, may wrap what both sides share: names, dots and
+/// brackets alone (a call of a transform, a method), at most [`MOST_WRAPPING`] of them.
+fn wrapping(words: &[String]) -> bool {
+    words.len() <= MOST_WRAPPING
+        && words.iter().all(|w| {
+            matches!(w.as_str(), "." | "(" | ")")
+                || w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        })
 }
 
 /// The words of Python code: names, numbers, strings and single punctuation marks; comments
@@ -461,6 +692,43 @@ mod tests {
     }
 
     #[test]
+    fn a_wrapper_one_side_adds_stays_the_difference() {
+        let scripted = "import torch\ndef test():\n    a = torch.zeros(1)\n    a += 1\n    return a\neager = test()\nscripted = torch.jit.script(test)()\nassert torch.equal(eager, scripted)\n";
+        let d = differentials(&parse(scripted));
+        assert_eq!(d.len(), 1, "{d:?}");
+        let frozen = scripted.replace("eager = test()", "eager = torch.ones(1)");
+        assert!(!keeps(&d, &parse(&frozen)));
+        let inlined = scripted.replace(
+            "scripted = torch.jit.script(test)()\nassert torch.equal(eager, scripted)",
+            "assert torch.equal(test(), torch.jit.script(test)())",
+        );
+        assert!(keeps(&d, &parse(&inlined)));
+        let sparse = "import torch\ndef do(a, b):\n    return a * b\nT1 = torch.randn(3, 4)\nT2 = torch.randn(3, 4)\ndense = do(T1, T2)\nsparse = do(T1.to_sparse(), T2).to_dense()\nassert torch.allclose(dense, sparse)\n";
+        let d = differentials(&parse(sparse));
+        assert_eq!(
+            d,
+            [Swaps::from([
+                ("".to_string(), ". to_sparse ( )".to_string()),
+                ("".to_string(), ". to_dense ( )".to_string())
+            ])]
+        );
+        let one_side = sparse.replace(
+            "sparse = do(T1.to_sparse(), T2)",
+            "sparse = do(torch.randn(1), T2)",
+        );
+        assert!(!keeps(&d, &parse(&one_side)));
+        // A keyword one side adds is a setting too.
+        let domain = "import numpy as np\nppl = P.fit(x, y, deg=[0, 1, 2, 4]).coef\nppc = P.fit(x, y, deg=[0, 1, 2, 4], domain=[-1, 1]).coef\nassert np.allclose(ppl, ppc)\n";
+        let d = differentials(&parse(domain));
+        assert_eq!(d.len(), 1, "{d:?}");
+        let other_deg = domain.replace("deg=[0, 1, 2, 4])", "deg=[0])");
+        assert!(!keeps(&d, &parse(&other_deg)));
+        // Not a wrapper: another value, or a bracket left open.
+        let other = "x = f(a)\ny = f(g(b))\nassert (x == y).all()\n";
+        assert!(differentials(&parse(other)).is_empty());
+    }
+
+    #[test]
     fn a_side_of_a_comparison_is_not_asserted_alone() {
         let text = "import torch\nout = m(x)\ntraced = torch.jit.trace(m, (x,))(x)\nassert out.equal(traced)\n";
         let sides = asserted_sides(&parse(text));
@@ -493,6 +761,36 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_keeps_its_tolerance() {
+        let text = "import torch\nassert torch.allclose(out, c_out, 1e-3, 1e-3, equal_nan=True)\n";
+        let t = tolerances(&parse(text));
+        assert_eq!(t, ["1e-3, 1e-3, equal_nan=True"]);
+        let default = "import torch\nassert torch.allclose(out, c_out)\n";
+        assert!(!keeps_tolerances(&t, &parse(default)));
+        let inlined =
+            "import torch\nassert torch.allclose(f(x), g(x), 1e-3, 1e-3, equal_nan=True)\n";
+        assert!(keeps_tolerances(&t, &parse(inlined)));
+        let close = "torch.testing.assert_close(a, b, rtol=0, atol=0)\n";
+        assert_eq!(tolerances(&parse(close)), ["rtol=0, atol=0"]);
+    }
+
+    #[test]
+    fn a_setting_both_sides_pass_stays_alike() {
+        let text = "import torch\ndef lrs(s):\n    s.step()\n    return s.get_last_lr()\nopt1 = SGD([p], lr=0.1)\nopt2 = SGD([q], lr=0.1)\nassert lrs(Seq(opt1, [Seq(opt1, [C(opt1)])])) == lrs(Seq(opt2, [C(opt2)]))\n";
+        let shared = shared_settings(&parse(text));
+        assert_eq!(shared, [BTreeSet::from(["lr".to_string()])]);
+        let one_side = text.replace("SGD([q], lr=0.1)", "SGD([q], lr=0.0)");
+        assert!(!keeps_settings(&shared, &parse(&one_side)));
+        let dropped = text.replace("SGD([p], lr=0.1)", "SGD([p])");
+        assert!(!keeps_settings(&shared, &parse(&dropped)));
+        let both = text.replace(", lr=0.1", "");
+        assert!(keeps_settings(&shared, &parse(&both)));
+        // Sides that read one value share nothing of it: its settings may go from one side.
+        let one = "inv = Invoice(number='A', qty=2)\nassert total(inv) == {'A': 3}[inv.number]\n";
+        assert_eq!(shared_settings(&parse(one)), [BTreeSet::new()]);
+    }
+
+    #[test]
     fn two_implementations_on_one_input_keep_it_shared() {
         let text = "import torch\nimport numpy as np\nx = torch.tensor([124, -128], dtype=torch.int8)\nx_np = np.array([124, -128], dtype=np.int8)\nassert (torch.gcd(x, x).numpy() == np.gcd(x_np, x_np)).all()\n";
         let shared = shared_inputs(&parse(text));
@@ -518,7 +816,11 @@ mod tests {
 
     #[test]
     fn sides_that_differ_in_more_are_free() {
-        let text = "import torch\nm = M()\nassert torch.allclose(m(x), torch.fx.symbolic_trace(m)(x))\nassert f(x) == g(y, z)\ntorch.testing.assert_close(model(x), ref(x))\nassert y.shape == x.shape\n";
+        let text = "import torch\nm = M()\nassert f(x) == g(y, z)\ntorch.testing.assert_close(model(x), ref(x))\nassert y.shape == x.shape\n";
         assert!(differentials(&parse(text)).is_empty());
+        // A transform of the same module is a wrapper (see above).
+        let traced =
+            "import torch\nm = M()\nassert torch.allclose(m(x), torch.fx.symbolic_trace(m)(x))\n";
+        assert_eq!(differentials(&parse(traced)).len(), 1);
     }
 }

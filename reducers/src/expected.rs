@@ -25,11 +25,16 @@ use crate::python::{
 pub struct Expected {
     /// The literal side and the message, as written: the assert a candidate keeps.
     written: (String, Option<String>),
+    /// Whether the library writes the failure's message (`torch.testing.assert_close`).
+    by_library: bool,
     /// The literals and the library's values the computed side reads, as written, each as
     /// often as it reads it.
     inputs: Vec<String>,
     /// The strings of the figure that name something the script defines or reads.
     named: Vec<String>,
+    /// The f-strings of the script whose text the figure is written from, as written: their
+    /// fields are what filled it (see [`templates`]).
+    quoted: Vec<String>,
 }
 
 /// The asserts of `script` that compare a computation with a literal and show nothing of it
@@ -39,7 +44,7 @@ pub fn expected(script: &Script, message: Option<&str>) -> Vec<Expected> {
     let message = message.map(str::trim).unwrap_or_default();
     against_literals(script)
         .into_iter()
-        .filter(|e| e.written.1.as_deref().unwrap_or_default().trim() == message)
+        .filter(|e| e.by_library || e.written.1.as_deref().unwrap_or_default().trim() == message)
         .collect()
 }
 
@@ -51,12 +56,49 @@ pub fn keeps(checks: &[Expected], candidate: &Script) -> bool {
     }
     let now = against_literals(candidate);
     let names = identifiers(candidate);
+    let templates = templates(candidate);
     checks.iter().all(|check| {
         check.named.iter().all(|n| names.contains(n.as_str()))
+            && check
+                .quoted
+                .iter()
+                .all(|q| templates.iter().any(|(t, _)| t == q))
             && now
                 .iter()
                 .any(|got| got.written == check.written && holds(&got.inputs, &check.inputs))
     })
+}
+
+/// An `assert` of one value that no control guards, by its message, and the literals and
+/// library values it reads (see [`inputs`]): nothing else says what it tests. `assert not
+/// torch.isfinite(compiled(target)).all()` with `target = torch.ones(4, 4) * 1.5`, a target
+/// out of range, tests a finite loss for any target in range.
+pub type Unguarded = (Option<String>, Vec<String>);
+
+/// The `assert`s of one value in `script` (see [`Unguarded`]).
+pub fn unguarded(script: &Script) -> Vec<Unguarded> {
+    let bindings = single_bindings(script.body());
+    let imported = imported_names(script.body(), true);
+    crate::differential::one_sided(script)
+        .into_iter()
+        .map(|(test, msg)| {
+            let msg = msg.map(|m| script.slice(m).to_string());
+            (msg, inputs(script, test, &bindings, &imported))
+        })
+        .filter(|(_, inputs)| !inputs.is_empty())
+        .collect()
+}
+
+/// Whether `candidate` has, for each of `checks`, an `assert` of one value with the same
+/// message that reads each of its inputs as often.
+pub fn keeps_unguarded(checks: &[Unguarded], candidate: &Script) -> bool {
+    if checks.is_empty() {
+        return true;
+    }
+    let now = unguarded(candidate);
+    checks
+        .iter()
+        .all(|(msg, inputs)| now.iter().any(|(m, got)| m == msg && holds(got, inputs)))
 }
 
 /// Every name `script` defines or reads: its variables, attributes, functions and classes.
@@ -69,47 +111,145 @@ fn identifiers(script: &Script) -> HashSet<&str> {
 }
 
 /// Every `assert COMPUTED OP LITERAL` of `script` without a message or with a written-out one.
-fn against_literals(script: &Script) -> Vec<Expected> {
+fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
     let bindings = single_bindings(script.body());
     let imported = imported_names(script.body(), true);
     let names = identifiers(script);
+    let templates = templates(script);
     all_bodies(script.body())
         .into_iter()
         .flatten()
         .filter_map(|stmt| {
-            let Stmt::Assert(a) = stmt else { return None };
-            let msg = match a.msg.as_deref() {
-                None => None,
-                Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
-                Some(_) => return None,
-            };
-            let Expr::Compare(c) = &*a.test else {
-                return None;
-            };
-            let [right] = &c.comparators[..] else {
-                return None;
-            };
-            let figure = |e: &Expr| self::figure(e, &imported);
-            let (computed, figure) = match (figure(&c.left), figure(right)) {
-                (false, true) => (&*c.left, right),
-                (true, false) => (right, &*c.left),
+            let (sides, msg) = match stmt {
+                Stmt::Assert(a) => {
+                    let msg = match a.msg.as_deref() {
+                        None => None,
+                        Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
+                        Some(_) => return None,
+                    };
+                    match &*a.test {
+                        Expr::Compare(c) => match &c.comparators[..] {
+                            [right] => ((&*c.left, right), Some(msg)),
+                            _ => return None,
+                        },
+                        // `assert torch.allclose(a, b)`: the library's message.
+                        test => (crate::differential::sides(test)?, None),
+                    }
+                }
+                // `torch.testing.assert_close(actual, expected)`: the library's message.
+                Stmt::Expr(e) => (crate::differential::sides(&e.value)?, None),
                 _ => return None,
             };
+            // A comparison call's figure may be a name bound once to it (`expected =
+            // torch.tensor(144.0)`); an `assert`'s is written in it.
+            let by_library = msg.is_none();
+            let resolve = |e: &'a Expr| match by_library {
+                true => resolved(e, &bindings),
+                false => e,
+            };
+            let figure = |e: &'a Expr| self::figure(resolve(e), &imported, &bindings);
+            let (computed, figure) = match (figure(sides.0), figure(sides.1)) {
+                (false, true) => (sides.0, resolve(sides.1)),
+                (true, false) => (sides.1, resolve(sides.0)),
+                _ => return None,
+            };
+            let strings: Vec<&str> = exprs_of(figure)
+                .into_iter()
+                .filter_map(|e| match e {
+                    Expr::StringLiteral(s) => Some(s.value.to_str()),
+                    _ => None,
+                })
+                .collect();
             Some(Expected {
-                written: (script.slice(figure).to_string(), msg),
+                written: (script.slice(figure).to_string(), msg.clone().flatten()),
+                by_library: msg.is_none(),
                 inputs: inputs(script, computed, &bindings, &imported),
-                named: exprs_of(figure)
-                    .into_iter()
-                    .filter_map(|e| match e {
-                        Expr::StringLiteral(s) => Some(s.value.to_str()),
-                        _ => None,
-                    })
-                    .filter(|s| names.contains(s))
-                    .map(str::to_string)
+                named: strings
+                    .iter()
+                    .filter(|s| names.contains(*s))
+                    .map(|s| s.to_string())
+                    .collect(),
+                quoted: templates
+                    .iter()
+                    .filter(|(_, parts)| strings.iter().any(|s| writes(s, parts)))
+                    .map(|(text, _)| text.to_string())
                     .collect(),
             })
         })
         .collect()
+}
+
+/// The value each name bound by one unpacking only (`_, actual = jvp(…)`) is unpacked from.
+fn unpacked(script: &Script) -> HashMap<&str, &Expr> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    let mut out = HashMap::new();
+    for stmt in all_bodies(script.body()).into_iter().flatten() {
+        let Some((targets, value)) = crate::python::assignment(stmt) else {
+            continue;
+        };
+        for target in targets {
+            let tuple = matches!(target, Expr::Tuple(_) | Expr::List(_));
+            for name in exprs_of(target)
+                .into_iter()
+                .filter_map(|e| e.as_name_expr())
+            {
+                *count.entry(name.id.as_str()).or_default() += 1;
+                if tuple {
+                    out.insert(name.id.as_str(), value);
+                }
+            }
+        }
+    }
+    out.retain(|name, _| count[name] == 1);
+    out
+}
+
+/// Each f-string of `script` with a field, as written and by its text outside the fields:
+/// `f"{arg} is a {type(arg)}"` and `[" is a "]`.
+fn templates(script: &Script) -> Vec<(&str, Vec<String>)> {
+    use crate::python::ast::{FStringPart, InterpolatedStringElement};
+    crate::python::all_exprs(script.body())
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::FString(f) => Some(f),
+            _ => None,
+        })
+        .filter(|f| {
+            f.value.iter().any(|part| {
+                matches!(part, FStringPart::FString(p) if p.elements.interpolations().next().is_some())
+            })
+        })
+        .map(|f| {
+            let mut parts = Vec::new();
+            for part in f.value.iter() {
+                match part {
+                    FStringPart::Literal(l) => parts.push(l.value.to_string()),
+                    FStringPart::FString(p) => {
+                        for element in p.elements.iter() {
+                            if let InterpolatedStringElement::Literal(l) = element {
+                                parts.push(l.value.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            parts.retain(|p| !p.is_empty());
+            (script.slice(f), parts)
+        })
+        .collect()
+}
+
+/// Whether `figure` is written from the f-string of `parts` (see [`templates`]): it holds
+/// each part, in order, and they are at least a word of it.
+fn writes(figure: &str, parts: &[String]) -> bool {
+    let mut rest = figure;
+    for part in parts {
+        match rest.find(part.as_str()) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    parts.iter().map(|p| p.trim().len()).sum::<usize>() >= 6
 }
 
 /// Whether `got` has each of `wanted`, as often.
@@ -141,8 +281,11 @@ fn literal(expr: &Expr) -> bool {
 
 /// A figure written out: a literal, or a call of an import's function with literals and the
 /// import's values alone (`np.datetime64('2000-01-01')`, `np.array([1, 2], dtype=np.int8)`).
-fn figure(expr: &Expr, imported: &HashSet<&str>) -> bool {
-    let setting = |e: &Expr| literal(e) || dotted(e, imported);
+fn figure(expr: &Expr, imported: &HashSet<&str>, bindings: &HashMap<&str, &Expr>) -> bool {
+    let setting = |e: &Expr| {
+        let e = resolved(e, bindings);
+        literal(e) || dotted(e, imported)
+    };
     match expr {
         Expr::Call(call) => {
             dotted(&call.func, imported)
@@ -151,6 +294,18 @@ fn figure(expr: &Expr, imported: &HashSet<&str>) -> bool {
         }
         e => literal(e),
     }
+}
+
+/// What a name bound once stands for (at any depth), else `expr`.
+fn resolved<'a>(expr: &'a Expr, bindings: &HashMap<&str, &'a Expr>) -> &'a Expr {
+    let mut expr = expr;
+    for _ in 0..8 {
+        match expr {
+            Expr::Name(n) if bindings.contains_key(n.id.as_str()) => expr = bindings[n.id.as_str()],
+            _ => break,
+        }
+    }
+    expr
 }
 
 /// A dotted name of an import's (`np.int8`, `np.datetime64`).
@@ -170,7 +325,9 @@ fn dotted(expr: &Expr, imported: &HashSet<&str>) -> bool {
 fn library_value(expr: &Expr, imported: &HashSet<&str>) -> bool {
     match expr {
         Expr::Attribute(a) => match &*a.value {
-            Expr::Call(call) => figure(&a.value, imported) && dotted(&call.func, imported),
+            Expr::Call(call) => {
+                figure(&a.value, imported, &HashMap::new()) && dotted(&call.func, imported)
+            }
             _ => dotted(expr, imported),
         },
         _ => false,
@@ -185,11 +342,19 @@ fn inputs(
     bindings: &HashMap<&str, &Expr>,
     imported: &HashSet<&str>,
 ) -> Vec<String> {
+    let functions: HashMap<&str, &[Stmt]> = script
+        .body()
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some((f.name.as_str(), &f.body[..])),
+            _ => None,
+        })
+        .collect();
+    let unpacked = unpacked(script);
     let mut out = Vec::new();
     let mut visited = HashSet::new();
-    let mut pending = vec![expr];
-    while let Some(expr) = pending.pop() {
-        let exprs = exprs_of(expr);
+    let mut pending = vec![exprs_of(expr)];
+    while let Some(exprs) = pending.pop() {
         // Functions called, and the modules an attribute is read from, are no inputs.
         let parts: HashSet<_> = exprs
             .iter()
@@ -204,11 +369,28 @@ fn inputs(
                 Expr::Attribute(_) if library_value(e, imported) && !parts.contains(&span(e)) => {
                     out.push(script.slice(e).to_string())
                 }
-                Expr::Name(n) => {
-                    if let Some(value) = bindings.get(n.id.as_str())
-                        && visited.insert(n.id.as_str())
-                    {
-                        pending.push(value);
+                // A name bound once, unpacked once, or a function of the script's (called or
+                // handed over): what it reads.
+                Expr::Name(n) if visited.insert(n.id.as_str()) => {
+                    let name = n.id.as_str();
+                    if let Some(value) = bindings.get(name).or(unpacked.get(name)) {
+                        pending.push(exprs_of(value));
+                    } else if let Some(body) = functions.get(name) {
+                        // Its own names are read where the body binds them.
+                        for stmt in all_bodies(body).into_iter().flatten() {
+                            for target in crate::python::assignment(stmt)
+                                .map(|a| a.0)
+                                .unwrap_or_default()
+                            {
+                                for n in exprs_of(target)
+                                    .into_iter()
+                                    .filter_map(|e| e.as_name_expr())
+                                {
+                                    visited.insert(n.id.as_str());
+                                }
+                            }
+                        }
+                        pending.push(crate::python::all_exprs(body));
                     }
                 }
                 e if is_plain_literal(e) => out.push(script.slice(e).to_string()),
@@ -292,6 +474,53 @@ mod tests {
             &checks,
             &parse(&text.replace("    owner: NotRequired[str]\n", ""))
         ));
+    }
+
+    #[test]
+    fn a_figure_written_from_an_f_string_keeps_it() {
+        let text = "def g(arg):\n    return f\"{arg} is a {type(arg)} (by int)\"\ndef f(arg):\n    return f'{arg} (by str)'\nassert f(1) == \"1 is a <class 'int'> (by int)\"\n";
+        let checks = expected(&parse(text), Some(""));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].quoted, ["f\"{arg} is a {type(arg)} (by int)\""]);
+        assert!(keeps(&checks, &parse(text)));
+        let gone = text.replace("return f\"{arg} is a {type(arg)} (by int)\"", "pass");
+        assert!(!keeps(&checks, &parse(&gone)));
+        // Its fields filled the figure: they stay.
+        assert!(!keeps(
+            &checks,
+            &parse(&text.replace("{type(arg)}", "{type()}"))
+        ));
+    }
+
+    #[test]
+    fn a_comparison_call_against_a_figure_keeps_what_the_functions_read() {
+        let text = "import torch\ndtype = torch.float64\ndef f(t):\n    x = torch.stack((t, t + 1, 2 - t)).reshape(1, 3)\n    return torch.cumprod(x, dim=-1).sum()\ndef jvp1(t):\n    return torch.func.jvp(f, (t,), (torch.ones_like(t),))[1]\nt = torch.tensor(1.0, dtype=dtype)\n_, actual = torch.func.jvp(jvp1, (t,), (torch.ones_like(t),))\nexpected = torch.tensor(144.0, dtype=dtype)\ntorch.testing.assert_close(actual, expected)\n";
+        let checks = expected(&parse(text), Some("Scalars are not close!"));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].written.0, "torch.tensor(144.0, dtype=dtype)");
+        for input in ["3", "2", "1.0", "torch.float64"] {
+            assert!(
+                checks[0].inputs.iter().any(|i| i == input),
+                "{input}: {checks:?}"
+            );
+        }
+        let trivial = text.replace("torch.cumprod(x, dim=-1).sum()", "x.sum()");
+        assert!(!keeps(&checks, &parse(&trivial)));
+        let figure_changed = text.replace("144.0", "1.0");
+        assert!(!keeps(&checks, &parse(&figure_changed)));
+        assert!(keeps(&checks, &parse(text)));
+    }
+
+    #[test]
+    fn an_unguarded_assert_of_one_value_keeps_its_data() {
+        let text = "import torch\ntarget = torch.ones(4, 4) * 1.5\ndef fn(t):\n    return torch.nn.functional.binary_cross_entropy(torch.ones_like(t), t)\nout = torch.compile(fn)(target)\nassert not torch.isfinite(out).all(), 'accepted'\n";
+        let checks = unguarded(&parse(text));
+        assert_eq!(checks.len(), 1);
+        assert!(checks[0].1.contains(&"1.5".to_string()), "{checks:?}");
+        let in_range = text.replace(" * 1.5", "");
+        assert!(!keeps_unguarded(&checks, &parse(&in_range)));
+        let inlined = "import torch\ndef fn(t):\n    return torch.nn.functional.binary_cross_entropy(torch.ones_like(t), t)\nassert not torch.isfinite(torch.compile(fn)(torch.ones(4, 4) * 1.5)).all(), 'accepted'\n";
+        assert!(keeps_unguarded(&checks, &parse(inlined)));
     }
 
     #[test]

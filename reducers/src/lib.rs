@@ -8,6 +8,7 @@ pub mod checks;
 pub mod compared;
 pub mod control;
 pub mod crash;
+pub mod definitions;
 pub mod differential;
 pub mod edit;
 pub mod established;

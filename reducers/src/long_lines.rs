@@ -58,6 +58,11 @@ const SHORT: usize = 20;
 const FACTORIES: &str = "arange array asarray empty full linspace ones ones_like rand rand_like \
     randint randn randn_like tensor zeros zeros_like";
 
+/// Whether a function of that name makes a tensor or an array from data or sizes.
+pub(crate) fn is_factory(name: &str) -> bool {
+    FACTORIES.split_whitespace().any(|f| f == name)
+}
+
 /// Names a value must not take: Python's builtins.
 const BUILTINS: &str = "\
     abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr \
@@ -71,6 +76,10 @@ const BUILTINS: &str = "\
 pub struct NameLongValues {
     /// A callee's last name (`stft`) → the name the original bound its one call to (`X`).
     names: HashMap<String, String>,
+    /// The code of a call the original bound to a name, or called a method of in the value it
+    /// bound (`do(T1.to_sparse(), T2)` of `sparse1 = do(T1.to_sparse(), T2).to_dense()`), →
+    /// that name, where the original bound it once.
+    texts: HashMap<String, String>,
     /// A function's parameter names joined by commas → the name of the original's first
     /// function that takes them: a lambda that takes them is written as that `def` again.
     defs: HashMap<String, String>,
@@ -80,6 +89,7 @@ impl NameLongValues {
     /// The pass for a reduction of `original`.
     pub fn of(original: &Script) -> NameLongValues {
         let (mut names, mut defs) = (HashMap::new(), HashMap::new());
+        let mut texts: HashMap<String, Option<String>> = HashMap::new();
         for body in all_bodies(original.body()) {
             for stmt in body {
                 let (target, value) = match stmt {
@@ -96,6 +106,19 @@ impl NameLongValues {
                     },
                     _ => continue,
                 };
+                if let Expr::Name(name) = target {
+                    let mut value = value;
+                    while let Expr::Call(call) = value {
+                        texts
+                            .entry(original.slice(value).to_string())
+                            .and_modify(|n| *n = None)
+                            .or_insert_with(|| Some(name.id.to_string()));
+                        match &*call.func {
+                            Expr::Attribute(a) => value = &a.value,
+                            _ => break,
+                        }
+                    }
+                }
                 if let (Expr::Name(name), Expr::Call(call)) = (target, value)
                     && let Some(callee) = callee_name(&call.func)
                 {
@@ -114,7 +137,11 @@ impl NameLongValues {
             }
         }
         names.retain(|callee, _| calls.get(callee.as_str()) == Some(&1));
-        NameLongValues { names, defs }
+        let texts = texts
+            .into_iter()
+            .filter_map(|(text, name)| Some((text, name?)))
+            .collect();
+        NameLongValues { names, texts, defs }
     }
 
     /// Whether the original bound a call of the same function to a name.
@@ -122,8 +149,13 @@ impl NameLongValues {
         callee_name(&call.func).is_some_and(|callee| self.names.contains_key(callee))
     }
 
-    /// The name for the value of `call` where the names `taken` are in use.
-    fn name_for(&self, call: &ast::ExprCall, taken: &HashSet<&str>) -> String {
+    /// The name for the value of `call`, written `code`, where the names `taken` are in use.
+    fn name_for(&self, call: &ast::ExprCall, taken: &HashSet<&str>, code: &str) -> String {
+        if let Some(name) = self.texts.get(code)
+            && !taken.contains(name.as_str())
+        {
+            return name.clone();
+        }
         let callee = callee_name(&call.func).unwrap_or("value");
         let own = snake_case(callee.trim_end_matches('_'));
         let own = if FACTORIES.split_whitespace().any(|f| f == callee) {
@@ -199,12 +231,13 @@ impl NameLongValues {
         call: &ast::ExprCall,
         taken: &HashSet<&str>,
     ) -> Named {
-        let name = self.name_for(call, taken);
         let value = script
             .one_line_expr(&Expr::Call(call.clone()))
             .unwrap_or_else(|| script.slice(call).to_string());
+        let name = self.name_for(call, taken, &value);
         let definition = format!("{}{name} = {value}\n", at.indent);
-        at.named(span(call), &name, definition, self.named_in_original(call))
+        let original = self.named_in_original(call) || self.texts.contains_key(&value);
+        at.named(span(call), &name, definition, original)
     }
 
     /// `lambda` as a `def` before the statement at `at`.
@@ -463,6 +496,19 @@ mod tests {
         );
         // One that leaves the line too long goes last, named as the original did.
         assert!(out[2].starts_with("v = x.var(unbiased=True)\n"), "{out:?}");
+    }
+
+    #[test]
+    fn a_call_the_original_bound_or_called_a_method_of_takes_its_name() {
+        let original =
+            "dense = do(T1, T2).to_dense()\nsparse1 = do(T1.to_sparse(), T2).to_dense()\n";
+        let text = "assert torch.allclose(do(T1, T2).to_dense(), do(T1.to_sparse(), T2).to_dense()), \"sparse (first operand) result differs from dense\"\n";
+        let out = named(original, text);
+        assert!(
+            out.iter()
+                .any(|o| o.starts_with("sparse1 = do(T1.to_sparse(), T2)")),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! read by a statement of a candidate. Only for a line that calls nothing (Python itself
 //! raised: iterating, indexing, an attribute), and not an `assert`: a call may have raised in
 //! its callee, a torch method without a Python frame (`param.mul_(factor)` of a leaf, whatever
-//! `factor` came from).
+//! `factor` came from). A line that calls a library function keeps what that function's own
+//! module made for it (`ast.parse(new_code)` with `new_code = ast.unparse(tree)`: parsing a
+//! string written by hand is the user's mistake), but a tensor or array factory's data.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -28,14 +30,37 @@ pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
     };
     // A line that calls something may have raised in the callee (a torch method raises
     // without a Python frame); an `assert` has rules of its own.
-    let calls = heads(stmt)
-        .into_iter()
-        .flat_map(exprs_of)
-        .any(|e| matches!(e, Expr::Call(_)));
-    if calls || matches!(stmt, Stmt::Assert(_)) {
+    if matches!(stmt, Stmt::Assert(_)) {
         return BTreeSet::new();
     }
-    Reach::of(script).reached(stmt)
+    let reach = Reach::of(script);
+    let calls: Vec<&Expr> = heads(stmt)
+        .into_iter()
+        .flat_map(exprs_of)
+        .filter(|e| matches!(e, Expr::Call(_)))
+        .collect();
+    if calls.is_empty() {
+        return reach.reached(stmt);
+    }
+    // A library function that reads what its own module made (`ast.parse` of `ast.unparse`'s
+    // source): the maker stays, unless it makes data (a tensor or array factory).
+    let modules: HashSet<String> = calls
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::Call(call) => torch_path(&reach.imported, &call.func),
+            _ => None,
+        })
+        .filter_map(|path| Some(path.rsplit_once('.')?.0.to_string()))
+        .collect();
+    reach
+        .reached(stmt)
+        .into_iter()
+        .filter(|path| {
+            path.rsplit_once('.').is_some_and(|(module, name)| {
+                modules.contains(module) && !crate::long_lines::is_factory(name)
+            })
+        })
+        .collect()
 }
 
 /// Whether a statement of `candidate` reads the results of each of `producers`: a call of
@@ -157,9 +182,22 @@ mod tests {
     }
 
     #[test]
-    fn a_line_that_calls_keeps_nothing() {
+    fn a_line_that_calls_keeps_only_what_the_callees_module_made() {
         let text = "import math\nfactor = 2 / math.sqrt(4)\nfor p in params:\n    p.mul_(factor)\n";
         assert!(producers(&parse(text), "p.mul_(factor)").is_empty());
+        let round_trip = "import ast\ntree = ast.parse(code)\nnew_code = ast.unparse(tree)\nprint(new_code)\nast.parse(new_code)\n";
+        let made = producers(&parse(round_trip), "ast.parse(new_code)");
+        assert_eq!(
+            made,
+            BTreeSet::from(["ast.parse".to_string(), "ast.unparse".to_string()])
+        );
+        let frozen = "import ast\nast.parse(\"f'{something:'}'\")\n";
+        assert!(!keeps(&made, &parse(frozen)));
+        let inlined = "import ast\nast.parse(ast.unparse(ast.parse(code)))\n";
+        assert!(keeps(&made, &parse(inlined)));
+        // Data a factory made is no output of the library's.
+        let data = "import torch\na = torch.randn(2, 2)\ntorch.matmul(a, a)\n";
+        assert!(producers(&parse(data), "torch.matmul(a, a)").is_empty());
     }
 
     #[test]

@@ -983,9 +983,15 @@ struct Rules {
     /// For a mismatch no control guards, the library calls each side of each comparing check
     /// reaches: a candidate's sides reach them all still (see [`crate::compared::reached`]).
     reached: Vec<crate::compared::Sides>,
+    /// Under the same, the data an `assert` of one value reads (see
+    /// [`crate::expected::unguarded`]).
+    unguarded: Vec<crate::expected::Unguarded>,
     /// The sides of the script's asserted comparisons: no candidate asserts one alone (see
     /// [`crate::differential::keeps_comparing`]).
     asserted_sides: HashSet<String>,
+    /// The library decorators and bases of the definitions the checks read (see
+    /// [`crate::definitions`]).
+    made: Vec<crate::definitions::Made>,
     /// The library functions whose results the failing line reads (see
     /// [`Options::producers`]).
     producers: std::collections::BTreeSet<String>,
@@ -995,6 +1001,12 @@ struct Rules {
     /// Per check, whether its sides are built from the same data: a candidate's still are
     /// (see [`crate::differential::shared_inputs`]).
     shared_inputs: Vec<bool>,
+    /// The keywords both sides of each check pass alike (see
+    /// [`crate::differential::shared_settings`]).
+    shared_settings: Vec<std::collections::BTreeSet<String>>,
+    /// The settings of the checks' comparison calls (see
+    /// [`crate::differential::tolerances`]).
+    tolerances: Vec<String>,
     /// How many class fields are declared with each typing form: a candidate declares as
     /// many (see [`crate::fields`]).
     forms: std::collections::BTreeMap<String, usize>,
@@ -1042,11 +1054,18 @@ impl Rules {
             setters: crate::established::setters(current),
             forms: crate::fields::forms(current),
             shared_inputs: crate::differential::shared_inputs(current),
+            shared_settings: crate::differential::shared_settings(current),
+            tolerances: crate::differential::tolerances(current),
             dead: crate::python::dead_statements(current.body()),
             producers: options.producers.clone(),
             asserted_sides: crate::differential::asserted_sides(current),
+            made: crate::definitions::made(current),
             reached: match options.unguarded {
                 true => crate::compared::reached(current),
+                false => Vec::new(),
+            },
+            unguarded: match options.unguarded {
+                true => crate::expected::unguarded(current),
                 false => Vec::new(),
             },
             message: message.map(str::to_string),
@@ -1077,8 +1096,12 @@ impl Rules {
             && crate::fields::keeps(&self.forms, candidate)
             && crate::producers::keeps(&self.producers, candidate)
             && crate::differential::keeps_shared(&self.shared_inputs, candidate)
+            && crate::differential::keeps_settings(&self.shared_settings, candidate)
+            && crate::differential::keeps_tolerances(&self.tolerances, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
+            && crate::expected::keeps_unguarded(&self.unguarded, candidate)
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
+            && crate::definitions::keeps(&self.made, candidate)
             && self
                 .kinds
                 .as_ref()

@@ -22,6 +22,8 @@
 # last stderr line, after "scrub-kinds: ". A number the failing call received that its message
 # quotes (`int() with base 10`) is part of its kind (`v`): the signature abstracts numbers so
 # that sizes may shrink, but a number the call was given and the message names is the call.
+# Each library method the script called on the path ("entered FILE:FUNCTION") and the one
+# that raised ("raised in FILE:FUNCTION") come last, with the kind of their `self`.
 import ast
 import json
 import re
@@ -403,6 +405,7 @@ def report(exc, path):
     except Exception:
         quoted = set()
     calls = []
+    entered = []
     for i, frame in enumerate(frames):
         if not mine(frame):
             continue
@@ -416,6 +419,12 @@ def report(exc, path):
                 "args": arguments(inner, "__main__", quoted, call),
                 "positional": positional(call),
             })
+            if code.co_varnames[:1] == ("self",):
+                entered.append({
+                    "at": "entered %s:%s" % (library(code.co_filename), name),
+                    "args": {"self": kind(inner.f_locals.get("self"), "__main__")},
+                    "positional": None,
+                })
         elif inner is None:
             call = call_at(frame, source)
             at = callee(call, frame) if call is not None else None
@@ -434,6 +443,18 @@ def report(exc, path):
         call["positional"] = None
         for k in call["args"].values():
             k.pop("v", None)
+    # A library method that raised, and the kind of what it ran on: `Distribution.cdf` raises
+    # `NotImplementedError` for an `Independent` under a mixture, and by design for a bare
+    # `Categorical`, which has no cdf.
+    calls.extend(entered)
+    last = frames[-1] if frames else None
+    if last is not None and not mine(last) and last.f_code.co_varnames[:1] == ("self",):
+        code = last.f_code
+        calls.append({
+            "at": "raised in %s:%s" % (library(code.co_filename), getattr(code, "co_qualname", code.co_name)),
+            "args": {"self": kind(last.f_locals.get("self"), "__main__")},
+            "positional": None,
+        })
     sys.stderr.write(MARK + json.dumps(calls) + "\n")
 
 

@@ -183,6 +183,9 @@ pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
     // A function called more than once on the path (a module's `__call__` for each layer)
     // cannot be paired call for call once reductions inline layers: only functions called
     // once on both paths are compared.
+    if let Some(change) = entered_elsewhere(original, candidate) {
+        return Some(change);
+    }
     let once = |calls: &[Call], at: &str| calls.iter().filter(|c| c.at == at).count() == 1;
     for call in candidate {
         if !once(candidate, &call.at) || !once(original, &call.at) {
@@ -228,6 +231,39 @@ pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
                     call.at
                 ));
             }
+        }
+    }
+    None
+}
+
+/// A library method the script calls on the failing path by the same name as the original's
+/// (`cdf`), on a value the original's did not admit: `MixtureSameFamily.cdf`, whose component
+/// lacks a cdf, is another call than `Categorical.cdf` or `Independent.cdf`, which the mixture
+/// delegates to.
+fn entered_elsewhere(original: &[Call], candidate: &[Call]) -> Option<String> {
+    const ENTERED: &str = "entered ";
+    let method = |c: &Call| {
+        c.at.strip_prefix(ENTERED)
+            .and_then(|at| at.rsplit(['.', ':']).next())
+            .map(str::to_string)
+    };
+    for call in candidate {
+        let Some(name) = method(call) else { continue };
+        let before: Vec<&Call> = original
+            .iter()
+            .filter(|c| method(c).as_deref() == Some(name.as_str()))
+            .collect();
+        let (Some(now), [before]) = (call.args.get("self"), before.as_slice()) else {
+            continue;
+        };
+        if let Some(was) = before.args.get("self")
+            && !was.admits(now)
+        {
+            let at = call.at.trim_start_matches(ENTERED);
+            return Some(format!(
+                "{at} called on {now} where the original called {} on {was}",
+                before.at.trim_start_matches(ENTERED)
+            ));
         }
     }
     None
@@ -378,8 +414,12 @@ mod tests {
         let original = calls_of(&format!(
             "{CONFIG}def load(c):\n    logging.config.dictConfig(c)\nload(Config())\n"
         ));
-        assert_eq!(original.len(), 1, "{original:?}");
         assert_eq!(original[0].at, "logging/config.py:dictConfig");
+        // After it, the method that raised and what it ran on.
+        assert!(
+            original[1..].iter().all(|c| c.at.starts_with("raised in ")),
+            "{original:?}"
+        );
         let mistake = calls_of(&format!("{CONFIG}logging.config.dictConfig(object())\n"));
         assert_eq!(
             changed(&original, &mistake).as_deref(),
@@ -389,6 +429,47 @@ mod tests {
         );
         let same = calls_of(&format!("{CONFIG}logging.config.dictConfig(Config())\n"));
         assert_eq!(changed(&original, &same), None);
+    }
+
+    #[test]
+    fn a_library_method_that_raised_says_what_it_ran_on() {
+        let calls = calls_of("import logging\nlogging.Handler().emit(None)\n");
+        let raised = calls.last().unwrap();
+        assert_eq!(raised.at, "raised in logging/__init__.py:Handler.emit");
+        assert_eq!(raised.args["self"].class, "logging.Handler");
+        // The same method raising on another kind of value.
+        let other = calls_of(
+            "import logging\nemit = logging.Handler.emit.__get__(logging.Formatter())\nemit(None)\n",
+        );
+        let change = changed(&calls, &other).unwrap_or_default();
+        assert!(
+            change.contains("Handler.emit")
+                && change.contains("logging.Formatter where the original"),
+            "{change}"
+        );
+        let same = calls_of("import logging\nh = logging.Handler()\nh.emit(None)\n");
+        assert_eq!(changed(&calls, &same), None);
+    }
+
+    #[test]
+    fn a_method_the_script_calls_by_the_same_name_on_another_value_is_another_call() {
+        // `Logger.handle` → `Handler.handle` → `emit`, which raises: the script's `handle`.
+        let logged = "import logging\nlog = logging.getLogger('x')\nlog.propagate = False\nlog.addHandler(logging.Handler())\nlog.handle(logging.makeLogRecord({}))\n";
+        let original = calls_of(logged);
+        assert!(
+            original
+                .iter()
+                .any(|c| c.at == "entered logging/__init__.py:Logger.handle"),
+            "{original:?}"
+        );
+        let handler =
+            calls_of("import logging\nlogging.Handler().handle(logging.makeLogRecord({}))\n");
+        let change = changed(&original, &handler).unwrap_or_default();
+        assert!(
+            change.starts_with("logging/__init__.py:Handler.handle called on logging.Handler"),
+            "{change}"
+        );
+        assert_eq!(changed(&original, &calls_of(logged)), None);
     }
 
     const POINT: &str = "import copy\nclass Point:\n    def __init__(self, x):\n        self.x = x\n    def __getstate__(self):\n        return {'x': self.x}\n";

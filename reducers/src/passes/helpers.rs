@@ -70,12 +70,18 @@ pub(crate) fn callee_name(func: &Expr) -> Option<&str> {
     }
 }
 
-/// `SegHead` as `seg_head`.
+/// `SegHead` as `seg_head`, `ConstantLR` as `constant_lr`, `HTTPServer` as `http_server`: a
+/// run of capitals is one word.
 pub(crate) fn snake_case(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
     let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
+    for (i, &c) in chars.iter().enumerate() {
         if c.is_uppercase() {
-            if i > 0 && !out.ends_with('_') {
+            let after_word = i > 0 && !chars[i - 1].is_uppercase();
+            let acronym_ends = i > 0
+                && chars[i - 1].is_uppercase()
+                && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if (after_word || acronym_ends) && !out.ends_with('_') {
                 out.push('_');
             }
             out.extend(c.to_lowercase());
@@ -337,4 +343,21 @@ pub(crate) fn candidate_texts(pass: &dyn crate::pass::Pass, text: &str) -> Vec<S
         .iter()
         .map(|c| c.apply(text).expect("edits apply"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn snake_case_keeps_acronyms_whole() {
+        for (name, snake) in [
+            ("SegHead", "seg_head"),
+            ("ConstantLR", "constant_lr"),
+            ("HTTPServer", "http_server"),
+            ("conv2d", "conv2d"),
+            ("Conv2d", "conv2d"),
+            ("_Private", "_private"),
+        ] {
+            assert_eq!(super::snake_case(name), snake);
+        }
+    }
 }

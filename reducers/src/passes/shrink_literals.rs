@@ -155,7 +155,7 @@ fn contents(text: &str, token: Range<usize>) -> Range<usize> {
 
 /// The units of a literal's contents: characters, with an escape sequence as one; and
 /// whether each ends a line.
-fn units(text: &str, contents: Range<usize>) -> Vec<(Range<usize>, bool)> {
+pub(super) fn units(text: &str, contents: Range<usize>) -> Vec<(Range<usize>, bool)> {
     let body = &text[contents.clone()];
     let mut out = Vec::new();
     let mut chars = body.char_indices().peekable();

@@ -330,10 +330,18 @@ fn shorter_strings(literal: &str) -> Vec<String> {
     if body.is_empty() {
         return Vec::new();
     }
-    let mut mid = body.len() / 2;
-    while !body.is_char_boundary(mid) {
-        mid += 1;
-    }
+    // Between two characters as written, not inside an escape (`"1 3\n5 7"` halves to
+    // `"1 3\n"`, not to `"n5 7"`); a raw string has none.
+    let mid = match prefix.contains(['r', 'R']) {
+        true => (body.len() / 2..=body.len())
+            .find(|&i| body.is_char_boundary(i))
+            .unwrap_or(body.len()),
+        false => super::shrink_literals::units(body, 0..body.len())
+            .into_iter()
+            .map(|(unit, _)| unit.end)
+            .find(|&end| end >= body.len() / 2)
+            .unwrap_or(body.len()),
+    };
     // Words stay words: `"a, b, c"` halves to `"a, "`, not on to `", "`.
     let worded = |t: &str| t.chars().any(char::is_alphanumeric);
     let mut out = Vec::new();
@@ -414,6 +422,11 @@ mod tests {
                 "d = {k: f(\"abcd\")}\nx = [\"yz\"]\n",
             ]
         );
+    }
+
+    #[test]
+    fn a_string_halves_between_escapes_not_inside_one() {
+        assert_eq!(shorter_strings(r#""1 3\n5 7""#), [r#""1 3\n""#, r#""5 7""#]);
     }
 
     #[test]
