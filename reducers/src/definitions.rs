@@ -63,7 +63,7 @@ pub fn made(script: &Script) -> Vec<Made> {
 
 /// The registrations on each function a library decorator made (`@torch.library.custom_op`,
 /// torch's included): the functions decorated `@solve.register_fake`, and the statements that
-/// call `solve.register_…(…)`, by `("", "solve.register_autograd")`. Without its autograd
+/// call `solve.register_…(…)`, by `("", "solve.register_autograd(backward, …)")`. Without its autograd
 /// registered, a custom op fails under `jacrev` by design.
 fn registered(script: &Script) -> Vec<Made> {
     let imports = crate::torch::imports(script, |_| true);
@@ -101,7 +101,7 @@ fn registered(script: &Script) -> Vec<Made> {
 }
 
 /// Each statement of `script` that calls a `register…` method of a name (`solve.register_autograd(…)`),
-/// with that name and the method's code.
+/// with that name and the call's code: what it registers is its arguments.
 fn registrations(script: &Script) -> Vec<(&str, String)> {
     all_bodies(script.body())
         .into_iter()
@@ -111,9 +111,7 @@ fn registrations(script: &Script) -> Vec<(&str, String)> {
                 Expr::Call(call) => match &*call.func {
                     Expr::Attribute(a) if a.attr.as_str().starts_with("register") => {
                         match &*a.value {
-                            Expr::Name(n) => {
-                                Some((n.id.as_str(), script.slice(&*call.func).to_string()))
-                            }
+                            Expr::Name(n) => Some((n.id.as_str(), script.slice(call).to_string())),
                             _ => None,
                         }
                     }
@@ -301,6 +299,11 @@ mod tests {
             "",
         );
         assert!(!keeps(&made, &parse(&unregistered)));
+        let other = op.replace(
+            "register_autograd(backward, setup_context=setup)",
+            "register_autograd(0)",
+        );
+        assert!(!keeps(&made, &parse(&other)));
         assert!(!keeps(
             &made,
             &parse(&op.replace("@solve.register_fake\n", ""))

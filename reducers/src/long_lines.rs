@@ -58,6 +58,21 @@ const SHORT: usize = 20;
 const FACTORIES: &str = "arange array asarray empty full linspace ones ones_like rand rand_like \
     randint randn randn_like tensor zeros zeros_like";
 
+/// A call's callee and the literals among its arguments, in order (`run_test('eager')` of
+/// `run_test(model, inputs, 'eager')`); `None` for a call without a literal argument.
+fn literal_key(script: &Script, call: &ast::ExprCall) -> Option<String> {
+    let callee = callee_name(&call.func)?;
+    let literals: Vec<&str> = call
+        .arguments
+        .args
+        .iter()
+        .chain(call.arguments.keywords.iter().map(|k| &k.value))
+        .filter(|a| crate::python::is_plain_literal(a))
+        .map(|a| script.slice(a))
+        .collect();
+    (!literals.is_empty()).then(|| format!("{callee}({})", literals.join(", ")))
+}
+
 /// Whether a function of that name makes a tensor or an array from data or sizes.
 pub(crate) fn is_factory(name: &str) -> bool {
     FACTORIES.split_whitespace().any(|f| f == name)
@@ -80,6 +95,9 @@ pub struct NameLongValues {
     /// bound (`do(T1.to_sparse(), T2)` of `sparse1 = do(T1.to_sparse(), T2).to_dense()`), →
     /// that name, where the original bound it once.
     texts: HashMap<String, String>,
+    /// A call by its callee and literal arguments (`run_test` with `'eager'`, see
+    /// [`literal_key`]) → the name the original bound its one such call to.
+    literals: HashMap<String, String>,
     /// A function's parameter names joined by commas → the name of the original's first
     /// function that takes them: a lambda that takes them is written as that `def` again.
     defs: HashMap<String, String>,
@@ -90,6 +108,7 @@ impl NameLongValues {
     pub fn of(original: &Script) -> NameLongValues {
         let (mut names, mut defs) = (HashMap::new(), HashMap::new());
         let mut texts: HashMap<String, Option<String>> = HashMap::new();
+        let mut literals: HashMap<String, Option<String>> = HashMap::new();
         for body in all_bodies(original.body()) {
             for stmt in body {
                 let (target, value) = match stmt {
@@ -106,6 +125,14 @@ impl NameLongValues {
                     },
                     _ => continue,
                 };
+                if let (Expr::Name(name), Expr::Call(call)) = (target, value)
+                    && let Some(key) = literal_key(original, call)
+                {
+                    literals
+                        .entry(key)
+                        .and_modify(|n| *n = None)
+                        .or_insert_with(|| Some(name.id.to_string()));
+                }
                 if let Expr::Name(name) = target {
                     let mut value = value;
                     while let Expr::Call(call) = value {
@@ -137,11 +164,17 @@ impl NameLongValues {
             }
         }
         names.retain(|callee, _| calls.get(callee.as_str()) == Some(&1));
-        let texts = texts
-            .into_iter()
-            .filter_map(|(text, name)| Some((text, name?)))
-            .collect();
-        NameLongValues { names, texts, defs }
+        let once = |map: HashMap<String, Option<String>>| -> HashMap<String, String> {
+            map.into_iter()
+                .filter_map(|(key, name)| Some((key, name?)))
+                .collect()
+        };
+        NameLongValues {
+            names,
+            texts: once(texts),
+            literals: once(literals),
+            defs,
+        }
     }
 
     /// Whether the original bound a call of the same function to a name.
@@ -150,8 +183,15 @@ impl NameLongValues {
     }
 
     /// The name for the value of `call`, written `code`, where the names `taken` are in use.
-    fn name_for(&self, call: &ast::ExprCall, taken: &HashSet<&str>, code: &str) -> String {
-        if let Some(name) = self.texts.get(code)
+    fn name_for(
+        &self,
+        script: &Script,
+        call: &ast::ExprCall,
+        taken: &HashSet<&str>,
+        code: &str,
+    ) -> String {
+        let by_literals = literal_key(script, call).and_then(|k| self.literals.get(&k));
+        if let Some(name) = self.texts.get(code).or(by_literals)
             && !taken.contains(name.as_str())
         {
             return name.clone();
@@ -234,9 +274,11 @@ impl NameLongValues {
         let value = script
             .one_line_expr(&Expr::Call(call.clone()))
             .unwrap_or_else(|| script.slice(call).to_string());
-        let name = self.name_for(call, taken, &value);
+        let name = self.name_for(script, call, taken, &value);
         let definition = format!("{}{name} = {value}\n", at.indent);
-        let original = self.named_in_original(call) || self.texts.contains_key(&value);
+        let original = self.named_in_original(call)
+            || self.texts.contains_key(&value)
+            || literal_key(script, call).is_some_and(|k| self.literals.contains_key(&k));
         at.named(span(call), &name, definition, original)
     }
 
@@ -507,6 +549,15 @@ mod tests {
         assert!(
             out.iter()
                 .any(|o| o.starts_with("sparse1 = do(T1.to_sparse(), T2)")),
+            "{out:?}"
+        );
+        // Or a call of the same function with the same literals, its other arguments changed.
+        let original = "output = run_test(model, inputs, 'eager')\nc_output = run_test(model, inputs, 'inductor')\n";
+        let text = "assert torch.allclose(run_test(forward, inputs, 'eager'), run_test(forward, inputs, 'inductor'), 1e-3, 1e-3, equal_nan=True)\n";
+        let out = named(original, text);
+        assert!(
+            out.iter()
+                .any(|o| o.starts_with("output = run_test(forward, inputs, 'eager')")),
             "{out:?}"
         );
     }

@@ -10,7 +10,8 @@
 //! its callee, a torch method without a Python frame (`param.mul_(factor)` of a leaf, whatever
 //! `factor` came from). A line that calls a library function keeps what that function's own
 //! module made for it (`ast.parse(new_code)` with `new_code = ast.unparse(tree)`: parsing a
-//! string written by hand is the user's mistake), but a tensor or array factory's data.
+//! string written by hand is the user's mistake), but not torch's or numpy's data (a tensor,
+//! a device), nor what a tensor or array factory made.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -18,8 +19,9 @@ use crate::python::{Expr, Script, Stmt, all_bodies, exprs_of, single_bindings};
 use crate::torch::{imports, torch_path};
 
 /// The library functions (dotted paths: `numpy.genfromtxt`) whose results the statement of
-/// `script` that starts with the line `line` reads, or calls on it.
-pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
+/// `script` that starts with the line `line` reads, or calls on it; `raised_here` where that
+/// line raised the failure itself, else it called the library that did.
+pub fn producers(script: &Script, line: &str, raised_here: bool) -> BTreeSet<String> {
     let line = line.trim();
     let Some(stmt) = all_bodies(script.body())
         .into_iter()
@@ -40,7 +42,10 @@ pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
         .filter(|e| matches!(e, Expr::Call(_)))
         .collect();
     if calls.is_empty() {
-        return reach.reached(stmt);
+        return match raised_here {
+            true => reach.reached(stmt),
+            false => BTreeSet::new(),
+        };
     }
     // A library function that reads what its own module made (`ast.parse` of `ast.unparse`'s
     // source): the maker stays, unless it makes data (a tensor or array factory).
@@ -57,7 +62,7 @@ pub fn producers(script: &Script, line: &str) -> BTreeSet<String> {
         .into_iter()
         .filter(|path| {
             path.rsplit_once('.').is_some_and(|(module, name)| {
-                modules.contains(module) && !crate::long_lines::is_factory(name)
+                modules.contains(module) && !crate::long_lines::is_factory(name) && !data(module)
             })
         })
         .collect()
@@ -129,6 +134,13 @@ impl<'a> Reach<'a> {
     }
 }
 
+/// Whether `module` is torch's or numpy's: what they make is data (a tensor, a dtype, a
+/// device), which the torch passes shrink and the runtime kinds check.
+fn data(module: &str) -> bool {
+    let top = module.split('.').next().unwrap_or(module);
+    matches!(top, "torch" | "numpy")
+}
+
 /// The first line of `stmt`, trimmed.
 fn first_line<'s>(script: &'s Script, stmt: &Stmt) -> Option<&'s str> {
     script.slice(stmt).lines().next().map(str::trim)
@@ -165,7 +177,7 @@ mod tests {
 
     #[test]
     fn the_call_that_made_the_value_stays() {
-        let p = producers(&parse(ONE_ROW), "    for i in data['a']:");
+        let p = producers(&parse(ONE_ROW), "    for i in data['a']:", true);
         assert_eq!(
             p,
             BTreeSet::from(["io.StringIO".to_string(), "numpy.genfromtxt".to_string()])
@@ -184,9 +196,9 @@ mod tests {
     #[test]
     fn a_line_that_calls_keeps_only_what_the_callees_module_made() {
         let text = "import math\nfactor = 2 / math.sqrt(4)\nfor p in params:\n    p.mul_(factor)\n";
-        assert!(producers(&parse(text), "p.mul_(factor)").is_empty());
+        assert!(producers(&parse(text), "p.mul_(factor)", true).is_empty());
         let round_trip = "import ast\ntree = ast.parse(code)\nnew_code = ast.unparse(tree)\nprint(new_code)\nast.parse(new_code)\n";
-        let made = producers(&parse(round_trip), "ast.parse(new_code)");
+        let made = producers(&parse(round_trip), "ast.parse(new_code)", true);
         assert_eq!(
             made,
             BTreeSet::from(["ast.parse".to_string(), "ast.unparse".to_string()])
@@ -196,14 +208,15 @@ mod tests {
         let inlined = "import ast\nast.parse(ast.unparse(ast.parse(code)))\n";
         assert!(keeps(&made, &parse(inlined)));
         // Data a factory made is no output of the library's.
-        let data = "import torch\na = torch.randn(2, 2)\ntorch.matmul(a, a)\n";
-        assert!(producers(&parse(data), "torch.matmul(a, a)").is_empty());
+        let data =
+            "import torch\na = torch.randn(2, 2).to(torch.device('cpu'))\ntorch.matmul(a, a)\n";
+        assert!(producers(&parse(data), "torch.matmul(a, a)", true).is_empty());
     }
 
     #[test]
     fn a_line_not_found_or_reading_no_library_keeps_nothing() {
-        assert!(producers(&parse(ONE_ROW), "print(x)").is_empty());
+        assert!(producers(&parse(ONE_ROW), "print(x)", true).is_empty());
         let own = parse("def f():\n    return None\nx = f()\nx()\n");
-        assert!(producers(&own, "x()").is_empty());
+        assert!(producers(&own, "x()", true).is_empty());
     }
 }

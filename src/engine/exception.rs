@@ -165,6 +165,20 @@ pub fn raising_line(stderr: &str) -> Option<String> {
     (frame(source).is_none() && source.starts_with(' ')).then(|| source.trim().to_string())
 }
 
+/// The line of the script's innermost frame in the last traceback, as written (trimmed): the
+/// script's call into the library that raised, or the line that raised itself.
+pub fn calling_line(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = *traceback_starts(&lines).last()?;
+    let script = script_file(&lines)?;
+    let last = (at + 1..lines.len())
+        .take_while(|&i| frame(lines[i]).is_some() || lines[i].starts_with(' '))
+        .filter(|&i| frame(lines[i]).is_some_and(|f| f.0 == script))
+        .last()?;
+    let source = lines.get(last + 1)?;
+    (frame(source).is_none() && source.starts_with(' ')).then(|| source.trim().to_string())
+}
+
 /// The script's file: the outermost frame of the last traceback.
 fn script_file<'a>(lines: &[&'a str]) -> Option<&'a str> {
     let last = *traceback_starts(lines).last()?;
@@ -255,6 +269,7 @@ mod tests {
         );
         let library = "Traceback (most recent call last):\n  File \"/t/repro.py\", line 2, in <module>\n    json.loads('')\n  File \"/usr/lib/python3.11/json/decoder.py\", line 355, in raw_decode\n    raise JSONDecodeError(\"Expecting value\", s, err.value) from None\njson.decoder.JSONDecodeError: Expecting value\n";
         assert_eq!(raising_line(library), None);
+        assert_eq!(calling_line(library).as_deref(), Some("json.loads('')"));
     }
 
     use super::*;

@@ -111,19 +111,20 @@ impl Counts {
 }
 
 impl Reduction<'_> {
-    /// Where the script's own line raised the failure, the library functions whose results
-    /// that line reads (see [`scrub_reducers::producers`]).
+    /// The library functions whose results the script's line that raised the failure, or
+    /// called the library that raised it, reads (see [`scrub_reducers::producers`]).
     fn producers(&self, ground: &Ground) -> std::collections::BTreeSet<String> {
         let stderr = &ground.base.outcome.stderr;
-        let line = match ground.criteria.anchor.site {
-            None => crate::engine::exception::raising_line(stderr),
-            Some(_) => None,
+        let here = ground.criteria.anchor.site.is_none();
+        let line = match here {
+            true => crate::engine::exception::raising_line(stderr),
+            false => crate::engine::exception::calling_line(stderr),
         };
         line.zip(scrub_reducers::Script::parse(
             &self.start,
             self.interp.parser_version,
         ))
-        .map(|(line, script)| scrub_reducers::producers::producers(&script, &line))
+        .map(|(line, script)| scrub_reducers::producers::producers(&script, &line, here))
         .unwrap_or_default()
     }
 
