@@ -71,15 +71,27 @@ pub fn producers(script: &Script, line: &str, raised_here: bool) -> BTreeSet<Str
 /// Whether a statement of `candidate` reads the results of each of `producers`: a call of
 /// one whose result the statement drops or only binds (`numpy.genfromtxt(…)` on a line of its
 /// own, beside `[*numpy.array(1.0)]`) does not count.
-pub fn keeps(producers: &BTreeSet<String>, candidate: &Script) -> bool {
+pub fn keeps<'a>(producers: &BTreeSet<String>, candidate: &'a Script) -> bool {
     if producers.is_empty() {
         return true;
     }
     let reach = Reach::of(candidate);
+    let modules: HashSet<&str> = producers
+        .iter()
+        .filter_map(|p| Some(p.rsplit_once('.')?.0))
+        .collect();
+    // A statement that calls: only a call of the producers' own module counts, as the line
+    // that raised did (`print(ast.unparse(…))` beside `ast.parse("…")` does not).
+    let reads = |stmt: &'a Stmt| match heads(stmt).first() {
+        Some(Expr::Call(call)) => torch_path(&reach.imported, &call.func)
+            .and_then(|path| Some(path.rsplit_once('.')?.0.to_string()))
+            .is_some_and(|module| modules.contains(module.as_str())),
+        _ => true,
+    };
     all_bodies(candidate.body())
         .into_iter()
         .flatten()
-        .any(|stmt| producers.is_subset(&reach.reached(stmt)))
+        .any(|stmt| reads(stmt) && producers.is_subset(&reach.reached(stmt)))
 }
 
 /// What a statement's values come from: the script's imports and its names bound once.
@@ -207,6 +219,8 @@ mod tests {
         assert!(!keeps(&made, &parse(frozen)));
         let inlined = "import ast\nast.parse(ast.unparse(ast.parse(code)))\n";
         assert!(keeps(&made, &parse(inlined)));
+        let printed = "import ast\nprint(ast.unparse(ast.parse(' ')))\nast.parse(\"f'{x:'}'\")\n";
+        assert!(!keeps(&made, &parse(printed)));
         // Data a factory made is no output of the library's.
         let data =
             "import torch\na = torch.randn(2, 2).to(torch.device('cpu'))\ntorch.matmul(a, a)\n";
