@@ -56,6 +56,15 @@ pub fn made(script: &Script) -> Vec<Made> {
         }
     }
     out.extend(registered(script));
+    // Handed to the library by a check (`inspect.getsource(function)`), a definition is the
+    // library's data: each decorator stays as written.
+    for name in handed_names(script) {
+        for mark in definitions.get(name).into_iter().flatten() {
+            if let Mark::Decorator(text) = mark {
+                out.push((name.to_string(), text.clone()));
+            }
+        }
+    }
     out.sort();
     out.dedup();
     out
@@ -137,7 +146,9 @@ pub fn keeps(made: &[Made], candidate: &Script) -> bool {
         }
         now.get(name.as_str()).is_some_and(|marks| {
             marks.iter().any(|mark| match mark {
-                Mark::Library(p) | Mark::Registered { text: p, .. } => p == path,
+                Mark::Library(p) | Mark::Registered { text: p, .. } | Mark::Decorator(p) => {
+                    p == path
+                }
                 Mark::Base(_) => false,
             })
         })
@@ -153,6 +164,8 @@ enum Mark {
     /// A decorator that registers it on another definition (`@f.register`): its text, and the
     /// name it is read from.
     Registered { text: String, on: String },
+    /// Any decorator, as written (`@(` … `)` too).
+    Decorator(String),
 }
 
 /// Each class and function of `script` by name, with its marks.
@@ -171,6 +184,7 @@ fn definitions(script: &Script) -> HashMap<&str, Vec<Mark>> {
         let marks = out.entry(name).or_default();
         for decorator in decorators {
             let e = &decorator.expression;
+            marks.push(Mark::Decorator(script.slice(decorator).to_string()));
             if let Some(path) = library(e) {
                 marks.push(Mark::Library(path));
             } else if let Expr::Attribute(a) = called(e)
@@ -204,6 +218,18 @@ fn called(expr: &Expr) -> &Expr {
 /// The names read by the script's checks: the tests of its `assert`s, the conditions of its
 /// `if`s whose body raises, and the bodies of its `try`s whose `else` raises.
 fn checked_names(script: &Script) -> Vec<&str> {
+    checked_exprs(script)
+        .into_iter()
+        .flat_map(exprs_of)
+        .filter_map(|e| match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the checks of `script` evaluate (see [`checked_names`]).
+fn checked_exprs(script: &Script) -> Vec<&Expr> {
     let mut exprs: Vec<&Expr> = Vec::new();
     for stmt in all_bodies(script.body()).into_iter().flatten() {
         match stmt {
@@ -216,9 +242,23 @@ fn checked_names(script: &Script) -> Vec<&str> {
         }
     }
     exprs
+}
+
+/// The names a check hands to a library function as arguments (`function` of
+/// `inspect.getsource(function).startswith("@(")`).
+fn handed_names(script: &Script) -> Vec<&str> {
+    let imports = crate::torch::imports(script, |_| true);
+    checked_exprs(script)
         .into_iter()
         .flat_map(exprs_of)
         .filter_map(|e| match e {
+            Expr::Call(call) if crate::torch::torch_path(&imports, &call.func).is_some() => {
+                Some(call)
+            }
+            _ => None,
+        })
+        .flat_map(|call| call.arguments.args.iter())
+        .filter_map(|a| match a {
             Expr::Name(n) => Some(n.id.as_str()),
             _ => None,
         })
@@ -280,6 +320,22 @@ mod tests {
         ));
         let unregistered = text.replace("@f.register\ndef f_str", "def f_str");
         assert!(!keeps(&made, &parse(&unregistered)));
+        // Handed to the library by a check, a definition keeps every decorator.
+        let source = "import inspect\ndef builder(**kw):\n    return lambda f: f\n@(\n    builder(v=1)\n)\ndef function():\n    return 1\nassert inspect.getsource(function).startswith('@(')\n";
+        let made = super::made(&parse(source));
+        assert_eq!(
+            made,
+            [(
+                "function".to_string(),
+                "@(\n    builder(v=1)\n)".to_string()
+            )]
+        );
+        let unwrapped = source.replace("@(\n    builder(v=1)\n)\n", "@builder(v=1)\n");
+        assert!(!keeps(&made, &parse(&unwrapped)));
+        assert!(!keeps(
+            &made,
+            &parse(&source.replace("@(\n    builder(v=1)\n)\n", ""))
+        ));
         // An unchecked definition keeps only what is registered on it; torch's decorators and
         // bases are left to its passes.
         let unchecked = parse(&text.replace("assert f(1, 'extra') == 'int'\n", ""));

@@ -132,6 +132,17 @@ fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
                             [right] => ((&*c.left, right), Some(msg)),
                             _ => return None,
                         },
+                        // `assert source.startswith("@(")`: against the text it starts with.
+                        Expr::Call(call)
+                            if matches!(&*call.func, Expr::Attribute(f) if matches!(f.attr.as_str(), "startswith" | "endswith"))
+                                && call.arguments.args.len() == 1
+                                && call.arguments.keywords.is_empty() =>
+                        {
+                            let Expr::Attribute(f) = &*call.func else {
+                                return None;
+                            };
+                            ((&*f.value, &call.arguments.args[0]), Some(msg))
+                        }
                         // `assert torch.allclose(a, b)`: the library's message.
                         test => (crate::differential::sides(test)?, None),
                     }
@@ -521,6 +532,15 @@ mod tests {
         assert!(!keeps_unguarded(&checks, &parse(&in_range)));
         let inlined = "import torch\ndef fn(t):\n    return torch.nn.functional.binary_cross_entropy(torch.ones_like(t), t)\nassert not torch.isfinite(torch.compile(fn)(torch.ones(4, 4) * 1.5)).all(), 'accepted'\n";
         assert!(keeps_unguarded(&checks, &parse(inlined)));
+    }
+
+    #[test]
+    fn the_text_a_value_starts_with_is_a_figure() {
+        let text = "import inspect\ndef function():\n    return 'hello'\nassert inspect.getsource(function).startswith('@(')\n";
+        let checks = expected(&parse(text), Some(""));
+        assert_eq!(checks.len(), 1);
+        assert!(!keeps(&checks, &parse(&text.replace("'@('", "'@'"))));
+        assert!(!keeps(&checks, &parse(&text.replace("'hello'", "None"))));
     }
 
     #[test]

@@ -49,17 +49,22 @@ pub fn producers(script: &Script, line: &str, raised_here: bool) -> BTreeSet<Str
     }
     // A library function that reads what its own module made (`ast.parse` of `ast.unparse`'s
     // source): the maker stays, unless it makes data (a tensor or array factory).
-    let modules: HashSet<String> = calls
+    let callees: HashSet<String> = calls
         .into_iter()
         .filter_map(|e| match e {
             Expr::Call(call) => torch_path(&reach.imported, &call.func),
             _ => None,
         })
-        .filter_map(|path| Some(path.rsplit_once('.')?.0.to_string()))
         .collect();
+    let modules: HashSet<&str> = callees
+        .iter()
+        .filter_map(|path| Some(path.rsplit_once('.')?.0))
+        .collect();
+    // The line's own calls are no makers of what it reads.
     reach
         .reached(stmt)
         .into_iter()
+        .filter(|path| !callees.contains(path))
         .filter(|path| {
             path.rsplit_once('.').is_some_and(|(module, name)| {
                 modules.contains(module) && !crate::long_lines::is_factory(name) && !data(module)
@@ -211,10 +216,10 @@ mod tests {
         assert!(producers(&parse(text), "p.mul_(factor)", true).is_empty());
         let round_trip = "import ast\ntree = ast.parse(code)\nnew_code = ast.unparse(tree)\nprint(new_code)\nast.parse(new_code)\n";
         let made = producers(&parse(round_trip), "ast.parse(new_code)", true);
-        assert_eq!(
-            made,
-            BTreeSet::from(["ast.parse".to_string(), "ast.unparse".to_string()])
-        );
+        assert_eq!(made, BTreeSet::from(["ast.unparse".to_string()]));
+        let returned = "import xml.dom.minidom\ndef pretty(text):\n    return xml.dom.minidom.parseString(text)\npretty('</')\n";
+        let line = "return xml.dom.minidom.parseString(text)";
+        assert!(producers(&parse(returned), line, false).is_empty());
         let frozen = "import ast\nast.parse(\"f'{something:'}'\")\n";
         assert!(!keeps(&made, &parse(frozen)));
         let inlined = "import ast\nast.parse(ast.unparse(ast.parse(code)))\n";
