@@ -58,6 +58,29 @@ const SHORT: usize = 20;
 const FACTORIES: &str = "arange array asarray empty full linspace ones ones_like rand rand_like \
     randint randn randn_like tensor zeros zeros_like";
 
+/// Each argument of `expr` when it is a call, by its place: the callee's last name and the
+/// position (`narrow#2`) or keyword (`narrow#layout`).
+fn places(expr: &Expr) -> Vec<(String, &Expr)> {
+    let Expr::Call(call) = expr else {
+        return Vec::new();
+    };
+    let Some(callee) = callee_name(&call.func) else {
+        return Vec::new();
+    };
+    let positional = call
+        .arguments
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (format!("{callee}#{i}"), a));
+    let keywords = call.arguments.keywords.iter().filter_map(|k| {
+        k.arg
+            .as_ref()
+            .map(|name| (format!("{callee}#{}", name.as_str()), &k.value))
+    });
+    positional.chain(keywords).collect()
+}
+
 /// A call's callee and the literals among its arguments, in order (`run_test('eager')` of
 /// `run_test(model, inputs, 'eager')`); `None` for a call without a literal argument.
 fn literal_key(script: &Script, call: &ast::ExprCall) -> Option<String> {
@@ -98,6 +121,9 @@ pub struct NameLongValues {
     /// A call by its callee and literal arguments (`run_test` with `'eager'`, see
     /// [`literal_key`]) → the name the original bound its one such call to.
     literals: HashMap<String, String>,
+    /// A place in a call (`narrow#2`, `allclose#0`, `f#dim`, see [`places`]) → the name the
+    /// original passed there, where it passed one name there.
+    places: HashMap<String, String>,
     /// A function's parameter names joined by commas → the name of the original's first
     /// function that takes them: a lambda that takes them is written as that `def` again.
     defs: HashMap<String, String>,
@@ -164,6 +190,21 @@ impl NameLongValues {
             }
         }
         names.retain(|callee, _| calls.get(callee.as_str()) == Some(&1));
+        let mut places: HashMap<String, Option<String>> = HashMap::new();
+        for expr in all_exprs(original.body()) {
+            for (place, arg) in self::places(expr) {
+                if let Expr::Name(name) = arg {
+                    places
+                        .entry(place)
+                        .and_modify(|n| {
+                            if n.as_deref() != Some(name.id.as_str()) {
+                                *n = None
+                            }
+                        })
+                        .or_insert_with(|| Some(name.id.to_string()));
+                }
+            }
+        }
         let once = |map: HashMap<String, Option<String>>| -> HashMap<String, String> {
             map.into_iter()
                 .filter_map(|(key, name)| Some((key, name?)))
@@ -173,8 +214,19 @@ impl NameLongValues {
             names,
             texts: once(texts),
             literals: once(literals),
+            places: once(places),
             defs,
         }
+    }
+
+    /// The place of `call` in the call of `script` it is an argument of (see [`places`]).
+    fn place_of(&self, script: &Script, call: &ast::ExprCall) -> Option<String> {
+        let at = span(call);
+        all_exprs(script.body())
+            .into_iter()
+            .flat_map(places)
+            .find(|(_, arg)| span(*arg) == at)
+            .map(|(place, _)| place)
     }
 
     /// Whether the original bound a call of the same function to a name.
@@ -191,7 +243,10 @@ impl NameLongValues {
         code: &str,
     ) -> String {
         let by_literals = literal_key(script, call).and_then(|k| self.literals.get(&k));
-        if let Some(name) = self.texts.get(code).or(by_literals)
+        let by_place = self
+            .place_of(script, call)
+            .and_then(|p| self.places.get(&p));
+        if let Some(name) = self.texts.get(code).or(by_literals).or(by_place)
             && !taken.contains(name.as_str())
         {
             return name.clone();
@@ -278,7 +333,10 @@ impl NameLongValues {
         let definition = format!("{}{name} = {value}\n", at.indent);
         let original = self.named_in_original(call)
             || self.texts.contains_key(&value)
-            || literal_key(script, call).is_some_and(|k| self.literals.contains_key(&k));
+            || literal_key(script, call).is_some_and(|k| self.literals.contains_key(&k))
+            || self
+                .place_of(script, call)
+                .is_some_and(|p| self.places.contains_key(&p));
         at.named(span(call), &name, definition, original)
     }
 
@@ -549,6 +607,15 @@ mod tests {
         assert!(
             out.iter()
                 .any(|o| o.starts_with("sparse1 = do(T1.to_sparse(), T2)")),
+            "{out:?}"
+        );
+        // Or the name the original passed at the same place of the same call.
+        let original = "starts = torch.tensor([0, 1], dtype=torch.int64)\nnt = torch.nested.narrow(x, 1, starts, lengths, layout=torch.jagged)\n";
+        let text = "nt = torch.nested.narrow(x, 1, torch.tensor([1], dtype=torch.int64), torch.tensor([1], dtype=torch.int64), layout=torch.jagged)\n";
+        let out = named(original, text);
+        assert!(
+            out.iter()
+                .any(|o| o.starts_with("starts = torch.tensor([1], dtype=torch.int64)")),
             "{out:?}"
         );
         // Or a call of the same function with the same literals, its other arguments changed.
