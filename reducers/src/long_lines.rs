@@ -3,7 +3,7 @@
 //! ## What it changes
 //! Propagation and inlining put values where they are used, which can leave one statement of
 //! 200 columns where the report had three short lines. In a simple statement with a line over
-//! [`LIMIT`] columns, each call that takes arguments and runs whenever the statement does (not
+//! [`LIMIT`] columns (or over the original's widest line, where that is wider), each call that takes arguments and runs whenever the statement does (not
 //! in a lambda, a comprehension, a conditional expression, a boolean operator or an assert's
 //! message) is a candidate: it moves to an assignment on the line before, and the statement
 //! reads the name. So is a lambda made there: it becomes a `def` on the lines before. The name
@@ -124,6 +124,9 @@ pub struct NameLongValues {
     /// A place in a call (`narrow#2`, `allclose#0`, `f#dim`, see [`places`]) → the name the
     /// original passed there, where it passed one name there.
     places: HashMap<String, String>,
+    /// How wide a line may be: [`LIMIT`], or the original's widest line where that is wider
+    /// (a line the reporter wrote at that width is no line scrub made too long).
+    limit: usize,
     /// A function's parameter names joined by commas → the name of the original's first
     /// function that takes them: a lambda that takes them is written as that `def` again.
     defs: HashMap<String, String>,
@@ -215,6 +218,13 @@ impl NameLongValues {
             texts: once(texts),
             literals: once(literals),
             places: once(places),
+            limit: original
+                .text()
+                .lines()
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(LIMIT),
             defs,
         }
     }
@@ -287,7 +297,7 @@ impl Pass for NameLongValues {
                 let lines = line_start(text, range.start)..range.end;
                 let too_long = text[lines.clone()]
                     .lines()
-                    .any(|l| l.chars().count() > LIMIT);
+                    .any(|l| l.chars().count() > self.limit);
                 if !too_long || !starts_line(text, range.start) {
                     continue;
                 }
@@ -576,6 +586,14 @@ mod tests {
     }
 
     const LONG: &str = "torch.istft(torch.stft(torch.randn(1408), 1024, 256, window=w, center=False, return_complex=True), 1024, 256, window=w, center=False)\n";
+
+    #[test]
+    fn a_line_as_wide_as_the_reporter_wrote_is_left_alone() {
+        let line = "assert not torch.isfinite(compiled_out).all(), \"torch.compile silently accepted targets outside [0, 1] that eager rejects\"\n";
+        assert!(line.len() > LIMIT);
+        assert!(named(line, line).is_empty());
+        assert!(!named("", line).is_empty());
+    }
 
     #[test]
     fn a_call_the_original_named_goes_first_and_one_that_fits_before_one_that_does_not() {
