@@ -318,8 +318,8 @@ pub(crate) fn one_sided(script: &Script) -> Vec<(&Expr, Option<&Expr>)> {
 /// equal_nan=True` of `torch.allclose(output, c_output, 1e-3, 1e-3, equal_nan=True)`): what
 /// it counts as a mismatch. Without them, inductor's rounding of `cdist` fails the default
 /// tolerance of `allclose` where the report's error was a thousand times that.
-pub fn tolerances(script: &Script) -> Vec<String> {
-    let mut out: Vec<String> = all_bodies(script.body())
+pub fn tolerances(script: &Script) -> Tolerances {
+    let calls: Vec<&ast::ExprCall> = all_bodies(script.body())
         .into_iter()
         .flatten()
         .filter_map(|stmt| match stmt {
@@ -327,37 +327,65 @@ pub fn tolerances(script: &Script) -> Vec<String> {
             Stmt::Expr(e) => comparison_call(&e.value),
             _ => None,
         })
+        .collect();
+    let checks = calls.len();
+    let mut each: Vec<String> = calls
+        .into_iter()
         .filter_map(|call| {
             let args = &call.arguments;
+            // Written as literals: a value read from the script's config may move.
+            let literal = |e: &Expr| {
+                crate::python::is_plain_literal(e)
+                    || matches!(e, Expr::UnaryOp(u) if crate::python::is_plain_literal(&u.operand))
+            };
             let settings: Vec<&str> = args
                 .args
                 .iter()
                 .skip(2)
+                .filter(|a| literal(a))
                 .map(|a| script.slice(a))
-                .chain(args.keywords.iter().map(|k| script.slice(k)))
+                .chain(
+                    args.keywords
+                        .iter()
+                        .filter(|k| literal(&k.value))
+                        .map(|k| script.slice(k)),
+                )
                 .collect();
             (!settings.is_empty()).then(|| settings.join(", "))
         })
         .collect();
-    out.sort();
-    out
+    each.sort();
+    Tolerances { each, checks }
 }
 
-/// Whether `candidate` still has each of `tolerances` (see [`tolerances`]), as often.
-pub fn keeps_tolerances(tolerances: &[String], candidate: &Script) -> bool {
-    if tolerances.is_empty() {
+/// The literal settings of a script's comparison calls (see [`tolerances`]), and how many
+/// comparison calls it makes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tolerances {
+    each: Vec<String>,
+    checks: usize,
+}
+
+/// Whether `candidate` still has each of `tolerances`, as often, but for as many as it has
+/// fewer comparison calls: a check deleted whole (the failure raised before it) takes its
+/// tolerance with it, a check that stays keeps its own.
+pub fn keeps_tolerances(tolerances: &Tolerances, candidate: &Script) -> bool {
+    if tolerances.each.is_empty() {
         return true;
     }
     let mut now = self::tolerances(candidate);
-    tolerances
+    let missing = tolerances
+        .each
         .iter()
-        .all(|t| match now.iter().position(|n| n == t) {
+        .filter(|t| match now.each.iter().position(|n| n == *t) {
             Some(i) => {
-                now.remove(i);
-                true
+                now.each.remove(i);
+                false
             }
-            None => false,
+            None => true,
         })
+        .count();
+    missing <= tolerances.checks.saturating_sub(now.checks)
 }
 
 /// The comparison call (`torch.allclose(a, b, …)`) a check's test makes, under a `not` too.
@@ -764,14 +792,18 @@ mod tests {
     fn a_comparison_keeps_its_tolerance() {
         let text = "import torch\nassert torch.allclose(out, c_out, 1e-3, 1e-3, equal_nan=True)\n";
         let t = tolerances(&parse(text));
-        assert_eq!(t, ["1e-3, 1e-3, equal_nan=True"]);
+        assert_eq!(t.each, ["1e-3, 1e-3, equal_nan=True"]);
+        let gone = "import torch\nout = f(x)\n";
+        assert!(keeps_tolerances(&t, &parse(gone)));
         let default = "import torch\nassert torch.allclose(out, c_out)\n";
         assert!(!keeps_tolerances(&t, &parse(default)));
         let inlined =
             "import torch\nassert torch.allclose(f(x), g(x), 1e-3, 1e-3, equal_nan=True)\n";
         assert!(keeps_tolerances(&t, &parse(inlined)));
         let close = "torch.testing.assert_close(a, b, rtol=0, atol=0)\n";
-        assert_eq!(tolerances(&parse(close)), ["rtol=0, atol=0"]);
+        assert_eq!(tolerances(&parse(close)).each, ["rtol=0, atol=0"]);
+        let config = "assert torch.allclose(a, b, atol=cfg.atol)\n";
+        assert!(tolerances(&parse(config)).each.is_empty());
     }
 
     #[test]

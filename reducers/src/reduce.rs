@@ -1006,7 +1006,7 @@ struct Rules {
     shared_settings: Vec<std::collections::BTreeSet<String>>,
     /// The settings of the checks' comparison calls (see
     /// [`crate::differential::tolerances`]).
-    tolerances: Vec<String>,
+    tolerances: crate::differential::Tolerances,
     /// How many class fields are declared with each typing form: a candidate declares as
     /// many (see [`crate::fields`]).
     forms: std::collections::BTreeMap<String, usize>,
