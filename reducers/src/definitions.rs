@@ -72,7 +72,7 @@ pub fn made(script: &Script) -> Vec<Made> {
 
 /// The registrations on each function a library decorator made (`@torch.library.custom_op`,
 /// torch's included): the functions decorated `@solve.register_fake`, and the statements that
-/// call `solve.register_…(…)`, by `("", "solve.register_autograd(backward, …)")`. Without its autograd
+/// call `solve.register_…(…)`, by `("solve", "called solve.register_autograd(backward, …)")`. Without its autograd
 /// registered, a custom op fails under `jacrev` by design.
 fn registered(script: &Script) -> Vec<Made> {
     let imports = crate::torch::imports(script, |_| true);
@@ -104,7 +104,7 @@ fn registered(script: &Script) -> Vec<Made> {
         registrations(script)
             .into_iter()
             .filter(|(on, _)| made.contains(on))
-            .map(|(_, text)| (String::new(), text)),
+            .map(|(on, text)| (on.to_string(), format!("{CALLED}{text}"))),
     );
     out
 }
@@ -133,27 +133,31 @@ fn registrations(script: &Script) -> Vec<(&str, String)> {
         .collect()
 }
 
-/// Whether `candidate` still has each of `made` (see [`made`]).
+/// Whether `candidate` still has each of `made` (see [`made`]) on each definition it still has.
 pub fn keeps(made: &[Made], candidate: &Script) -> bool {
     if made.is_empty() {
         return true;
     }
     let now = definitions(candidate);
     let statements = registrations(candidate);
+    // A definition gone whole (nothing reads it any more: a value put where it was read)
+    // takes what made it with it.
     made.iter().all(|(name, path)| {
-        if name.is_empty() {
-            return statements.iter().any(|(_, text)| text == path);
+        let Some(marks) = now.get(name.as_str()) else {
+            return true;
+        };
+        if let Some(call) = path.strip_prefix(CALLED) {
+            return statements.iter().any(|(_, text)| text == call);
         }
-        now.get(name.as_str()).is_some_and(|marks| {
-            marks.iter().any(|mark| match mark {
-                Mark::Library(p) | Mark::Registered { text: p, .. } | Mark::Decorator(p) => {
-                    p == path
-                }
-                Mark::Base(_) => false,
-            })
+        marks.iter().any(|mark| match mark {
+            Mark::Library(p) | Mark::Registered { text: p, .. } | Mark::Decorator(p) => p == path,
+            Mark::Base(_) => false,
         })
     })
 }
+
+/// How [`made`] marks a statement that registers on a definition.
+const CALLED: &str = "called ";
 
 /// What a class or function is made with.
 enum Mark {
@@ -303,6 +307,13 @@ mod tests {
             .replace("Foo, Protocol", "Foo, typing.Protocol")
             .replace("    x: int\n", "    pass\n");
         assert!(keeps(&made, &parse(&spelled)));
+        let inlined = "from typing import Protocol\nclass Foo(Protocol):\n    x: int\ntry:\n    isinstance(object(), Foo)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')\n";
+        assert!(
+            !keeps(&made, &parse(inlined)),
+            "Foo is still there, not runtime_checkable"
+        );
+        let gone = "try:\n    isinstance(object(), int)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')\n";
+        assert!(keeps(&made, &parse(gone)));
         let plain = PROTOCOLS.replace("@runtime_checkable\n", "");
         assert!(!keeps(&made, &parse(&plain)));
         let no_protocol = PROTOCOLS.replace("Bar(Foo, Protocol)", "Bar(Foo)");
