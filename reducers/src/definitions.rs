@@ -55,7 +55,7 @@ pub fn made(script: &Script) -> Vec<Made> {
             }
         }
     }
-    out.extend(registered(script));
+    out.extend(registered(script, &definitions));
     // Handed to the library by a check (`inspect.getsource(function)`), a definition is the
     // library's data: each decorator stays as written.
     for name in handed_names(script) {
@@ -72,9 +72,9 @@ pub fn made(script: &Script) -> Vec<Made> {
 
 /// The registrations on each function a library decorator made (`@torch.library.custom_op`,
 /// torch's included): the functions decorated `@solve.register_fake`, and the statements that
-/// call `solve.register_…(…)`, by `("solve", "called solve.register_autograd(backward, …)")`. Without its autograd
-/// registered, a custom op fails under `jacrev` by design.
-fn registered(script: &Script) -> Vec<Made> {
+/// call `solve.register_…(…)`, by `("solve", "called solve.register_autograd(backward, …)")`.
+/// Without its autograd registered, a custom op fails under `jacrev` by design.
+fn registered(script: &Script, definitions: &HashMap<&str, Vec<Mark>>) -> Vec<Made> {
     let imports = crate::torch::imports(script, |_| true);
     let made: HashSet<&str> = all_bodies(script.body())
         .into_iter()
@@ -91,12 +91,12 @@ fn registered(script: &Script) -> Vec<Made> {
         .map(|f| f.name.as_str())
         .collect();
     let mut out = Vec::new();
-    for (name, marks) in definitions(script) {
+    for (name, marks) in definitions {
         for mark in marks {
             if let Mark::Registered { text, on } = mark
                 && made.contains(on.as_str())
             {
-                out.push((name.to_string(), text));
+                out.push((name.to_string(), text.clone()));
             }
         }
     }

@@ -150,32 +150,37 @@ pub fn library_frames(stderr: &str) -> Vec<String> {
 /// that frame is the script's own (the script raised the failure itself: an `assert`, a
 /// `raise`), whitespace trimmed.
 pub fn raising_line(stderr: &str) -> Option<String> {
-    let lines: Vec<&str> = stderr.lines().collect();
-    let at = *traceback_starts(&lines).last()?;
-    let script = script_file(&lines)?;
-    let file_lines: Vec<usize> = (at + 1..lines.len())
-        .take_while(|&i| frame(lines[i]).is_some() || lines[i].starts_with(' '))
-        .filter(|&i| frame(lines[i]).is_some())
-        .collect();
-    let last = *file_lines.last()?;
-    if frame(lines[last])?.0 != script {
-        return None;
-    }
-    let source = lines.get(last + 1)?;
-    (frame(source).is_none() && source.starts_with(' ')).then(|| source.trim().to_string())
+    let (frames, script) = last_frames(stderr)?;
+    let &(last, file) = frames.last()?;
+    (file == script)
+        .then_some(last)
+        .and_then(|at| source_at(stderr, at))
 }
 
 /// The line of the script's innermost frame in the last traceback, as written (trimmed): the
 /// script's call into the library that raised, or the line that raised itself.
 pub fn calling_line(stderr: &str) -> Option<String> {
+    let (frames, script) = last_frames(stderr)?;
+    let &(last, _) = frames.iter().rev().find(|(_, file)| *file == script)?;
+    source_at(stderr, last)
+}
+
+/// The frames of the last traceback of `stderr`, each as the index of its `File` line and its
+/// file, with the script's file.
+fn last_frames(stderr: &str) -> Option<(Vec<(usize, &str)>, &str)> {
     let lines: Vec<&str> = stderr.lines().collect();
     let at = *traceback_starts(&lines).last()?;
     let script = script_file(&lines)?;
-    let last = (at + 1..lines.len())
+    let frames = (at + 1..lines.len())
         .take_while(|&i| frame(lines[i]).is_some() || lines[i].starts_with(' '))
-        .filter(|&i| frame(lines[i]).is_some_and(|f| f.0 == script))
-        .last()?;
-    let source = lines.get(last + 1)?;
+        .filter_map(|i| Some((i, frame(lines[i])?.0)))
+        .collect();
+    Some((frames, script))
+}
+
+/// The source line shown under the `File` line at index `at` of `stderr`, trimmed.
+fn source_at(stderr: &str, at: usize) -> Option<String> {
+    let source = stderr.lines().nth(at + 1)?;
     (frame(source).is_none() && source.starts_with(' ')).then(|| source.trim().to_string())
 }
 
