@@ -99,6 +99,53 @@ pub fn keeps<'a>(producers: &BTreeSet<String>, candidate: &'a Script) -> bool {
         .any(|stmt| reads(stmt) && producers.is_subset(&reach.reached(stmt)))
 }
 
+/// Where a call is written, as Python's `co_positions` gives it: its first line (from 1), its
+/// column, its last line and the column after it (columns in bytes).
+pub type Place = [usize; 4];
+
+/// The library functions whose results the call written at `place` reads, in its arguments
+/// and the value it is a method of (through names bound once, at any depth); empty when no
+/// call is written there. `ast.parse(new_code)` with `new_code = ast.unparse(tree)` reads
+/// `ast.unparse`; the inner `ast.parse(" ")` of `ast.parse(ast.unparse(ast.parse(" ")))`,
+/// where a shorter source fails before it is unparsed, reads nothing.
+pub fn read_by(script: &Script, place: Place) -> BTreeSet<String> {
+    let Some(range) = offsets(script.text(), place) else {
+        return BTreeSet::new();
+    };
+    let call = crate::python::all_exprs(script.body())
+        .into_iter()
+        .find_map(|e| match e {
+            Expr::Call(call) if crate::python::span(e) == range => Some(call),
+            _ => None,
+        });
+    let Some(call) = call else {
+        return BTreeSet::new();
+    };
+    let mut pending: Vec<&Expr> = inputs(call).collect();
+    if let Expr::Attribute(method) = &*call.func {
+        pending.push(&method.value);
+    }
+    Reach::of(script).reached_from(pending)
+}
+
+/// The byte range of `place` in `text`.
+fn offsets(text: &str, [line, col, end_line, end_col]: Place) -> Option<std::ops::Range<usize>> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let start = starts.get(line.checked_sub(1)?)? + col;
+    let end = starts.get(end_line.checked_sub(1)?)? + end_col;
+    (start <= end && end <= text.len()).then_some(start..end)
+}
+
+/// A call's arguments, positional and keyword.
+fn inputs<'a>(call: &'a crate::python::ast::ExprCall) -> impl Iterator<Item = &'a Expr> + 'a {
+    call.arguments
+        .args
+        .iter()
+        .chain(call.arguments.keywords.iter().map(|k| &k.value))
+}
+
 /// What a statement's values come from: the script's imports and its names bound once.
 struct Reach<'a> {
     imported: HashMap<String, String>,
@@ -116,18 +163,22 @@ impl<'a> Reach<'a> {
     /// The library functions whose results the first line of `stmt` reads (through names
     /// bound once, at any depth); not a call whose result the statement drops or binds.
     fn reached(&self, stmt: &'a Stmt) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let mut seen = HashSet::new();
         let mut pending: Vec<&Expr> = Vec::new();
         for head in heads(stmt) {
             match (stmt, head) {
                 (Stmt::Expr(_) | Stmt::Assign(_) | Stmt::AnnAssign(_), Expr::Call(call)) => {
-                    pending.extend(call.arguments.args.iter());
-                    pending.extend(call.arguments.keywords.iter().map(|k| &k.value));
+                    pending.extend(inputs(call));
                 }
                 _ => pending.push(head),
             }
         }
+        self.reached_from(pending)
+    }
+
+    /// The library functions whose results `pending` read, through names bound once.
+    fn reached_from(&self, mut pending: Vec<&'a Expr>) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut seen = HashSet::new();
         while let Some(expr) = pending.pop() {
             for e in exprs_of(expr) {
                 match e {
@@ -230,6 +281,29 @@ mod tests {
         let data =
             "import torch\na = torch.randn(2, 2).to(torch.device('cpu'))\ntorch.matmul(a, a)\n";
         assert!(producers(&parse(data), "torch.matmul(a, a)", true).is_empty());
+    }
+
+    #[test]
+    fn the_call_that_failed_reads_what_the_library_made_or_not() {
+        let round_trip = "import ast\ntree = ast.parse(code)\nnew_code = ast.unparse(tree)\nast.parse(new_code)\n";
+        let read = read_by(&parse(round_trip), [4, 0, 4, 19]);
+        assert_eq!(
+            read,
+            BTreeSet::from(["ast.parse".into(), "ast.unparse".into()])
+        );
+        // The inner call of a nested round trip failed: its source was written by hand.
+        let nested = "import ast\nast.parse(ast.unparse(ast.parse(\" \")))\n";
+        assert!(read_by(&parse(nested), [2, 22, 2, 36]).is_empty());
+        let outer = read_by(&parse(nested), [2, 0, 2, 38]);
+        assert!(outer.contains("ast.unparse"), "{outer:?}");
+        // A method reads the value it is called on; no call written there reads nothing.
+        let method = "import json\ns = json.dumps(1)\ns.encode()\n";
+        assert_eq!(
+            read_by(&parse(method), [3, 0, 3, 10]),
+            BTreeSet::from(["json.dumps".into()])
+        );
+        assert!(read_by(&parse(method), [3, 0, 3, 9]).is_empty());
+        assert!(read_by(&parse(method), [9, 0, 9, 1]).is_empty());
     }
 
     #[test]

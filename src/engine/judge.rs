@@ -99,7 +99,7 @@ impl Judge {
             text,
             crate::engine::kinds::runner(&self.criteria.sig, false),
         )?;
-        Ok(self.criteria.kinds_changed(&run))
+        Ok(self.criteria.kinds_changed(text, &run))
     }
 
     /// Why the control of `text` says it is another bug: the code the control checks is gone,

@@ -10,7 +10,8 @@
 # call the script made into code without a Python frame (a builtin, a C extension), the call at
 # the script's innermost line is one too, with the arguments the script wrote as names,
 # attributes, subscripts and constants. The innermost call also gives the number of
-# positional arguments the script wrote, read from the call's own source (Python 3.11+).
+# positional arguments the script wrote, read from the call's own source, and where that
+# source is (`place`: which call of its line failed; Python 3.11+).
 #
 # A kind is the value's class, `{"c": "module.Class"}` (an instance of a class the script
 # defines: `script:` and its first base that the script does not define), the names of the
@@ -249,8 +250,9 @@ def family(dtype):
 
 
 def call_at(frame, source):
-    """The call the frame is executing, parsed from its own source: `None` before Python
-    3.11 (no column positions) or when the instruction is not a call."""
+    """The call the frame is executing, parsed from its own source, and where it is (`[line,
+    column, end line, end column]`, columns in bytes): `(None, None)` before Python 3.11 (no
+    column positions) or when the instruction is not a call."""
     try:
         positions = list(frame.f_code.co_positions())
         line, end_line, col, end_col = positions[frame.f_lasti // 2]
@@ -262,8 +264,10 @@ def call_at(frame, source):
             text = encoded[0][col:] + b"".join(encoded[1:-1]) + encoded[-1][:end_col]
         node = ast.parse(b"(" + text + b"\n)", mode="eval").body
     except Exception:
-        return None
-    return node if isinstance(node, ast.Call) else None
+        return None, None
+    if not isinstance(node, ast.Call):
+        return None, None
+    return node, [line, col, end_line, end_col]
 
 
 SIMPLE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.UnaryOp, ast.Tuple, ast.List)
@@ -413,11 +417,12 @@ def report(exc, path):
         if inner is not None and not mine(inner):
             code = inner.f_code
             name = getattr(code, "co_qualname", code.co_name)
-            call = call_at(frame, source)
+            call, place = call_at(frame, source)
             calls.append({
                 "at": "%s:%s" % (library(code.co_filename), name),
                 "args": arguments(inner, "__main__", quoted, call),
                 "positional": positional(call),
+                "place": place,
             })
             if code.co_varnames[:1] == ("self",):
                 entered.append({
@@ -426,13 +431,14 @@ def report(exc, path):
                     "positional": None,
                 })
         elif inner is None:
-            call = call_at(frame, source)
+            call, place = call_at(frame, source)
             at = callee(call, frame) if call is not None else None
             if at is not None:
                 calls.append({
                     "at": at,
                     "args": written(call, frame, "__main__", quoted),
                     "positional": positional(call),
+                    "place": place,
                 })
     set_on = missed(exc)
     if set_on is not None:
@@ -441,6 +447,7 @@ def report(exc, path):
     # call's.
     for call in calls[:-1]:
         call["positional"] = None
+        call["place"] = None
         for k in call["args"].values():
             k.pop("v", None)
     # A library method that raised, and the kind of what it ran on: `Distribution.cdf` raises

@@ -125,6 +125,14 @@ pub struct Call {
     pub args: BTreeMap<String, Kind>,
     /// For the failing call (the innermost), the positional arguments the script wrote.
     pub positional: Option<usize>,
+    /// For the failing call, where the script wrote it (Python 3.11+).
+    #[serde(default)]
+    pub place: Option<scrub_reducers::producers::Place>,
+}
+
+/// Where the failing call of a run's report is written: the innermost call's place.
+pub fn failing_place(calls: &[Call]) -> Option<scrub_reducers::producers::Place> {
+    calls.iter().rev().find_map(|c| c.place)
 }
 
 /// A value's kind (see `kinds.py`).
@@ -429,6 +437,13 @@ mod tests {
         );
         let same = calls_of(&format!("{CONFIG}logging.config.dictConfig(Config())\n"));
         assert_eq!(changed(&original, &same), None);
+    }
+
+    #[test]
+    fn the_failing_call_says_where_the_script_wrote_it() {
+        let calls = calls_of("import ast\nast.parse(ast.unparse(ast.parse(\"'\")))\n");
+        assert_eq!(failing_place(&calls), Some([2, 22, 2, 36]));
+        assert!(calls.iter().filter(|c| c.place.is_some()).count() == 1);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The reduction loop's oracle in the binary: the cache first, then the worker pool, with
 //! a log of every run and the figures `--json` reports.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use scrub_reducers::control::Suspect;
@@ -172,6 +172,10 @@ pub(crate) struct Criteria {
     /// ran in the original's failing run, which must run in every candidate's (see
     /// `scrub_reducers::control::calls_run`). Empty when nothing is checked.
     pub(crate) custom_run: Vec<String>,
+    /// What the library made that the original's failing call reads (`ast.unparse` for
+    /// `ast.parse(new_code)`): a candidate's failing call reads it too. Empty when nothing is
+    /// checked.
+    pub(crate) made_for: BTreeSet<String>,
     /// The Python version the scripts are parsed as.
     pub(crate) version: PythonVersion,
 }
@@ -189,12 +193,29 @@ impl Criteria {
         }
     }
 
-    /// Why a run of a candidate under the kinds runner (see [`crate::engine::kinds`]) shows a
+    /// Why a run of `text` under the kinds runner (see [`crate::engine::kinds`]) shows a
     /// user's mistake: a call on its failing path received a value of another kind than the
-    /// original's, or the failing call lost a positional argument.
-    pub(crate) fn kinds_changed(&self, outcome: &Outcome) -> Option<String> {
+    /// original's, the failing call lost a positional argument, or it no longer reads what the
+    /// library made for it (see [`Criteria::made_for`]).
+    pub(crate) fn kinds_changed(&self, text: &str, outcome: &Outcome) -> Option<String> {
         let calls = kinds::calls(outcome)?;
-        kinds::changed(&self.kinds, &calls)
+        kinds::changed(&self.kinds, &calls).or_else(|| self.made_lost(text, &calls))
+    }
+
+    /// Which of [`Criteria::made_for`] the failing call of `text`'s run (its `calls`) no
+    /// longer reads.
+    fn made_lost(&self, text: &str, calls: &[kinds::Call]) -> Option<String> {
+        if self.made_for.is_empty() {
+            return None;
+        }
+        let read = kinds::failing_place(calls)
+            .zip(Script::parse(text, self.version))
+            .map(|(place, script)| scrub_reducers::producers::read_by(&script, place))
+            .unwrap_or_default();
+        let lost = self.made_for.difference(&read).next()?;
+        Some(format!(
+            "the failing call no longer reads what {lost} made: it fails on a value the script wrote"
+        ))
     }
 
     /// Why the run of `text` under the kinds runner shows that the custom code no longer
@@ -445,7 +466,7 @@ impl<'a> ProcessOracle<'a> {
     /// The run of `judging` under the kinds runner ended with `outcome`: a near miss when its
     /// calls into libraries received values of another kind.
     fn kinds_ran(&mut self, judging: Judging, outcome: &Outcome) {
-        if let Some(why) = self.criteria.kinds_changed(outcome) {
+        if let Some(why) = self.criteria.kinds_changed(&judging.text, outcome) {
             self.near_misses += 1;
             self.kind_misses += 1;
             self.run_dir.log(format!("near miss: kinds: {why}"));
@@ -757,5 +778,31 @@ mod tests {
         let restarted = control.starting_from(minified);
         assert_eq!(restarted.eager_references, 0);
         assert_eq!(restarted.suspect, Suspect::Compile);
+    }
+
+    #[test]
+    fn a_failing_call_on_a_value_written_by_hand_lost_what_the_library_made_for_it() {
+        let criteria = Criteria {
+            sig: Signature::parse("SyntaxError").unwrap(),
+            anchor: Anchor::default(),
+            attempts: 1,
+            kinds: Vec::new(),
+            custom_run: Vec::new(),
+            made_for: BTreeSet::from(["ast.unparse".to_string()]),
+            version: PythonVersion::PY312,
+        };
+        let nested = "import ast\nast.parse(ast.unparse(ast.parse('\"')))\n";
+        let failing = |place| {
+            vec![kinds::Call {
+                at: "ast.py:parse".into(),
+                args: Default::default(),
+                positional: Some(1),
+                place: Some(place),
+            }]
+        };
+        // The inner parse of a source written by hand failed; the outer one reads the unparse.
+        let inner = criteria.made_lost(nested, &failing([2, 22, 2, 36]));
+        assert!(inner.is_some_and(|why| why.contains("ast.unparse")));
+        assert_eq!(criteria.made_lost(nested, &failing([2, 0, 2, 38])), None);
     }
 }

@@ -16,6 +16,7 @@ mod passes;
 mod prepare;
 mod verify;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -185,6 +186,7 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
     reduction.set_timeout(&base);
     let (guard, anchor) = reduction.guard(&base)?;
     let (kinds, custom_run) = reduction.kept_path(&base.signature, &guard, None)?;
+    let made_for = reduction.made_for(&base, &anchor, &kinds);
     Ok(Some(Settled {
         criteria: Criteria {
             sig: base.signature,
@@ -192,6 +194,7 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
             attempts: base.attempts,
             kinds,
             custom_run,
+            made_for,
             version: reduction.interp.parser_version,
         },
         control: guard.control,
@@ -270,6 +273,25 @@ impl Reduction<'_> {
         Ok((kinds, custom))
     }
 
+    /// What the library made that the original's failing call reads (see
+    /// [`scrub_reducers::producers::read_by`]): the producers of its line that the call itself
+    /// reads, where its run says which call of the line failed.
+    fn made_for(&self, base: &Baseline, anchor: &Anchor, kinds: &[Call]) -> BTreeSet<String> {
+        let Some(place) = crate::engine::kinds::failing_place(kinds) else {
+            return BTreeSet::new();
+        };
+        let producers = self.producers(base, anchor);
+        if producers.is_empty() {
+            return producers;
+        }
+        let Some(script) = scrub_reducers::Script::parse(&self.start, self.interp.parser_version)
+        else {
+            return BTreeSet::new();
+        };
+        let read = scrub_reducers::producers::read_by(&script, place);
+        producers.intersection(&read).cloned().collect()
+    }
+
     /// What the reduction stands on, once the original fails as `base` says: the candidates'
     /// timeout, the control, the anchor, warm workers, the run directory and the cache.
     fn ground(&mut self, base: Baseline) -> Result<Ground> {
@@ -298,6 +320,7 @@ impl Reduction<'_> {
             .as_ref()
             .filter(|_| self.warm_checked(&base));
         let (kinds, custom_run) = self.kept_path(&sig, &guard, report)?;
+        let made_for = self.made_for(&base, &anchor, &kinds);
         let run_dir = RunDir::create(
             &self
                 .options
@@ -330,6 +353,7 @@ impl Reduction<'_> {
                 attempts: base.attempts,
                 kinds,
                 custom_run,
+                made_for,
                 version: self.interp.parser_version,
             },
             base,

@@ -1,15 +1,15 @@
 //! The passes: the loop of `scrub_reducers` run against the oracle of the workers and the
 //! cache, from the script the stages before it prepared.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use anyhow::Result;
 use scrub_reducers::control::Suspect;
 use scrub_reducers::{PASSES, StopReason};
 
-use super::{Ground, Reduction};
+use super::{Baseline, Ground, Reduction};
 use crate::engine::oracle::{Control, ProcessOracle};
-use crate::engine::verdict::Signature;
+use crate::engine::verdict::{Anchor, Signature};
 
 /// The loop with its oracle, and the notes of what was prepared before it.
 pub(super) struct Loop<'a> {
@@ -113,9 +113,9 @@ impl Counts {
 impl Reduction<'_> {
     /// The library functions whose results the script's line that raised the failure, or
     /// called the library that raised it, reads (see [`scrub_reducers::producers`]).
-    fn producers(&self, ground: &Ground) -> std::collections::BTreeSet<String> {
-        let stderr = &ground.base.outcome.stderr;
-        let here = ground.criteria.anchor.site.is_none();
+    pub(super) fn producers(&self, base: &Baseline, anchor: &Anchor) -> BTreeSet<String> {
+        let stderr = &base.outcome.stderr;
+        let here = anchor.site.is_none();
         let line = match here {
             true => crate::engine::exception::raising_line(stderr),
             false => crate::engine::exception::calling_line(stderr),
@@ -170,7 +170,7 @@ impl Reduction<'_> {
                 || control
                     .as_ref()
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
-            producers: self.producers(ground),
+            producers: self.producers(&ground.base, &ground.criteria.anchor),
             ..Default::default()
         };
         let mut passes = Loop {
