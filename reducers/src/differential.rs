@@ -130,6 +130,74 @@ pub fn keeps_shared(shared: &[bool], candidate: &Script) -> bool {
     }
 }
 
+/// For each check of `script`, in order, how many string literals both its sides hand to a
+/// call (through names bound once that only one side reads; a value both read is one value
+/// already): `ip_address("::ffff:6440:0").is_global == ip_network("::ffff:6440:0").is_global`
+/// asks two functions about one address.
+pub fn shared_strings(script: &Script) -> Vec<usize> {
+    sides_apart(script)
+        .iter()
+        .map(|(a, b)| common_strings(a, b))
+        .collect()
+}
+
+/// Whether each check of `shared` (see [`shared_strings`]) still has as many strings both its
+/// sides read (the same check by its place among the checks, where none was added or deleted;
+/// else, of the checks that shared some, as many as were not deleted): a string shrunk on one
+/// side only compares two inputs, which differ by design.
+pub fn keeps_strings(shared: &[usize], candidate: &Script) -> bool {
+    if shared.iter().all(|&n| n == 0) {
+        return true;
+    }
+    let now = shared_strings(candidate);
+    match now.len() == shared.len() {
+        true => shared.iter().zip(&now).all(|(was, now)| now >= was),
+        false => {
+            let sharing = |counts: &[usize]| counts.iter().filter(|&&n| n > 0).count();
+            let deleted = shared.len().saturating_sub(now.len());
+            sharing(&now) >= sharing(shared).saturating_sub(deleted)
+        }
+    }
+}
+
+/// How many of the strings `a`'s words hand to calls are among those of `b`'s (each once).
+fn common_strings(a: &[String], b: &[String]) -> usize {
+    let mut rest = argument_strings(b);
+    argument_strings(a)
+        .into_iter()
+        .filter(|w| {
+            rest.iter()
+                .position(|r| r == w)
+                .map(|i| rest.swap_remove(i))
+                .is_some()
+        })
+        .count()
+}
+
+/// The string literals among `words` that are arguments of a call, positional or keyword
+/// (not a dict's key, a subscript or an element of a list).
+fn argument_strings(words: &[String]) -> Vec<&String> {
+    let mut open: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        match w.as_str() {
+            "(" | "[" | "{" => open.push(w),
+            ")" | "]" | "}" => {
+                open.pop();
+            }
+            _ if w.starts_with(['\'', '"'])
+                && open.last() == Some(&"(")
+                && i > 0
+                && matches!(words[i - 1].as_str(), "(" | "," | "=") =>
+            {
+                out.push(w)
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// For each check of `script`, in order, the keywords both its sides pass with the same
 /// literal values (`lr=0.1` to the optimizer behind each of two schedulers compared).
 pub fn shared_settings(script: &Script) -> Vec<BTreeSet<String>> {
@@ -704,6 +772,26 @@ mod tests {
             .replace(", dtype=object", "")
             .replace(", dtype=float", "");
         assert!(!keeps(&d, &parse(&no_dtype)));
+    }
+
+    #[test]
+    fn a_string_both_sides_read_stays_one_input() {
+        let text = "import ipaddress\naddr = ipaddress.ip_address(\"0:0:0:0:0:FFFF:6440:0000\")\nnet = ipaddress.ip_network(\"0:0:0:0:0:FFFF:6440:0000\")\nassert addr.is_global == net.is_global\n";
+        let shared = shared_strings(&parse(text));
+        assert_eq!(shared, [1]);
+        let inlined = "import ipaddress\nassert ipaddress.ip_address(\"::FFFF:6440:0\").is_global == ipaddress.ip_network(\"::FFFF:6440:0\").is_global\n";
+        assert!(keeps_strings(&shared, &parse(inlined)));
+        let apart = "import ipaddress\nassert ipaddress.ip_address(\"0::FF:6440:0000\").is_global == ipaddress.ip_network(\"::FFFF:440:000\").is_global\n";
+        assert!(!keeps_strings(&shared, &parse(apart)));
+        // A key both sides look up is one value, not two inputs.
+        let keyed = "class Invoice:\n    pass\ninvoice = Invoice(number='INV-7')\ntotal = compute(invoice)\nassert total == {'INV-7': 345}[invoice.number]\n";
+        assert_eq!(shared_strings(&parse(keyed)), [0]);
+        // Of two such checks, one may go; the other still reads one address.
+        let two = format!("{text}assert addr.is_private == net.is_private\n");
+        let shared = shared_strings(&parse(&two));
+        assert_eq!(shared, [1, 1]);
+        assert!(keeps_strings(&shared, &parse(text)));
+        assert!(!keeps_strings(&shared, &parse(apart)));
     }
 
     #[test]

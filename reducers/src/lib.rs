@@ -19,6 +19,7 @@ pub mod kinds;
 pub mod locals;
 pub mod long_lines;
 pub mod minified;
+pub mod named;
 pub mod pass;
 pub mod passes;
 pub mod prepare;

@@ -22,12 +22,7 @@ use crate::torch::{imports, torch_path};
 /// `script` that starts with the line `line` reads, or calls on it; `raised_here` where that
 /// line raised the failure itself, else it called the library that did.
 pub fn producers(script: &Script, line: &str, raised_here: bool) -> BTreeSet<String> {
-    let line = line.trim();
-    let Some(stmt) = all_bodies(script.body())
-        .into_iter()
-        .flatten()
-        .find(|s| first_line(script, s) == Some(line))
-    else {
+    let Some(stmt) = statement_at(script, line) else {
         return BTreeSet::new();
     };
     // A line that calls something may have raised in the callee (a torch method raises
@@ -71,6 +66,15 @@ pub fn producers(script: &Script, line: &str, raised_here: bool) -> BTreeSet<Str
             })
         })
         .collect()
+}
+
+/// The statement of `script` whose first line is `line` (trimmed).
+pub(crate) fn statement_at<'s>(script: &'s Script, line: &str) -> Option<&'s Stmt> {
+    let line = line.trim();
+    all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .find(|s| first_line(script, s) == Some(line))
 }
 
 /// Whether a statement of `candidate` reads the results of each of `producers`: a call of
@@ -147,13 +151,13 @@ fn inputs<'a>(call: &'a crate::python::ast::ExprCall) -> impl Iterator<Item = &'
 }
 
 /// What a statement's values come from: the script's imports and its names bound once.
-struct Reach<'a> {
+pub(crate) struct Reach<'a> {
     imported: HashMap<String, String>,
     bindings: HashMap<&'a str, &'a Expr>,
 }
 
 impl<'a> Reach<'a> {
-    fn of(script: &'a Script) -> Reach<'a> {
+    pub(crate) fn of(script: &'a Script) -> Reach<'a> {
         Reach {
             imported: imports(script, |_| true),
             bindings: single_bindings(script.body()),
@@ -173,6 +177,26 @@ impl<'a> Reach<'a> {
             }
         }
         self.reached_from(pending)
+    }
+
+    /// What the first line of `stmt` evaluates, and the values of the names bound once that
+    /// it reads, at any depth.
+    pub(crate) fn read_exprs(&self, stmt: &'a Stmt) -> Vec<&'a Expr> {
+        let mut out: Vec<&Expr> = heads(stmt);
+        let mut seen = HashSet::new();
+        let mut i = 0;
+        while i < out.len() {
+            for e in exprs_of(out[i]) {
+                if let Expr::Name(n) = e
+                    && let Some(value) = self.bindings.get(n.id.as_str())
+                    && seen.insert(n.id.as_str())
+                {
+                    out.push(value);
+                }
+            }
+            i += 1;
+        }
+        out
     }
 
     /// The library functions whose results `pending` read, through names bound once.

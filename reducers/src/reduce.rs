@@ -98,6 +98,9 @@ pub struct Options {
     /// Where the script's own line raised the failure: the library functions whose results
     /// that line reads, which a candidate still calls (see [`crate::producers`]).
     pub producers: std::collections::BTreeSet<String>,
+    /// The keywords the failure's message names that the failing line passes, which a
+    /// candidate still passes (see [`crate::named`]).
+    pub named: std::collections::BTreeSet<String>,
 }
 
 impl Default for Options {
@@ -111,6 +114,7 @@ impl Default for Options {
             message: None,
             unguarded: false,
             producers: Default::default(),
+            named: Default::default(),
         }
     }
 }
@@ -1001,6 +1005,9 @@ struct Rules {
     /// Per check, whether its sides are built from the same data: a candidate's still are
     /// (see [`crate::differential::shared_inputs`]).
     shared_inputs: Vec<bool>,
+    /// Per check, how many strings both its sides read (see
+    /// [`crate::differential::shared_strings`]).
+    shared_strings: Vec<usize>,
     /// The keywords both sides of each check pass alike (see
     /// [`crate::differential::shared_settings`]).
     shared_settings: Vec<std::collections::BTreeSet<String>>,
@@ -1016,6 +1023,9 @@ struct Rules {
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
+    /// The keywords the failure's message names: a candidate still passes them (see
+    /// [`crate::named`]).
+    named: std::collections::BTreeSet<String>,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }
@@ -1055,6 +1065,7 @@ impl Rules {
             forms: crate::fields::forms(current),
             shared_inputs: crate::differential::shared_inputs(current),
             shared_settings: crate::differential::shared_settings(current),
+            shared_strings: crate::differential::shared_strings(current),
             tolerances: crate::differential::tolerances(current),
             dead: crate::python::dead_statements(current.body()),
             producers: options.producers.clone(),
@@ -1068,6 +1079,7 @@ impl Rules {
                 true => crate::expected::unguarded(current),
                 false => Vec::new(),
             },
+            named: options.named.clone(),
             message: message.map(str::to_string),
         }
     }
@@ -1097,11 +1109,13 @@ impl Rules {
             && crate::producers::keeps(&self.producers, candidate)
             && crate::differential::keeps_shared(&self.shared_inputs, candidate)
             && crate::differential::keeps_settings(&self.shared_settings, candidate)
+            && crate::differential::keeps_strings(&self.shared_strings, candidate)
             && crate::differential::keeps_tolerances(&self.tolerances, candidate)
             && crate::compared::keeps_reached(&self.reached, candidate)
             && crate::expected::keeps_unguarded(&self.unguarded, candidate)
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
             && crate::definitions::keeps(&self.made, candidate)
+            && crate::named::keeps(&self.named, candidate)
             && self
                 .kinds
                 .as_ref()

@@ -92,7 +92,7 @@ impl Judge {
     /// Why a run of `text` under the kinds runner shows a user's mistake (see
     /// [`crate::engine::kinds`]); `None` when its calls into libraries keep their kinds.
     fn kinds_changed(&self, text: &str) -> Result<Option<String>> {
-        if self.criteria.kinds.is_empty() {
+        if !self.criteria.checks_path() {
             return Ok(None);
         }
         let run = self.workers.probe(

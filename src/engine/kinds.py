@@ -39,6 +39,13 @@ LINES = False
 RAN = set()
 # Set in the runner for an `AttributeError`: the attributes the script sets are recorded.
 STORES = False
+# Set in the runner for an `AssertionError`: the two sides of each check the script makes are
+# recorded as they are computed (see `Sides`), and the report says, after the calls, how far
+# apart the failing check's were (`scrub-sides: `): their shapes and largest difference.
+SIDES = False
+SIDES_MARK = "\nscrub-sides: "
+# The sides of the last check computed: its line, and each side by its place.
+COMPARED = {}
 # How deep containers are followed, and how many of their items are looked at.
 DEPTH = 3
 ITEMS = 16
@@ -107,6 +114,107 @@ class Stores(ast.NodeTransformer):
         return node
 
 
+# The calls that compare their first two arguments (or the value they are a method of and
+# their first), and the checks that assert it.
+COMPARING = {"equal", "allclose", "isclose", "array_equal", "array_equiv", "assert_close",
+             "assert_allclose", "assert_equal", "assert_array_equal", "assert_array_almost_equal",
+             "assert_almost_equal", "assertEqual", "assertAlmostEqual"}
+
+
+def side(line, place, value):
+    """Records `value` as side `place` of the check on `line`; returns it."""
+    if COMPARED.get("line") != line:
+        COMPARED.clear()
+        COMPARED["line"] = line
+    COMPARED[place] = value
+    return value
+
+
+class Sides(ast.NodeTransformer):
+    """In an `assert` of `a == b` (one operator), of a comparing call (`torch.equal(a, b)`,
+    `a.allclose(b)`), or of `.all()` or `.item()` of one; and in a statement that calls a
+    check (`torch.testing.assert_close(a, b)`): `a` becomes `__scrub_side__(LINE, 0, a)` and
+    `b` `__scrub_side__(LINE, 1, b)`. Each side is computed once, as before."""
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        mark(node.test, node.lineno)
+        return node
+
+    def visit_Expr(self, node):
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Call):
+            mark(node.value, node.lineno)
+        return node
+
+
+def mark(test, line):
+    """Wraps the two sides `test` compares, where it is one of the forms `Sides` knows."""
+    while (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
+           and test.func.attr in ("all", "item") and not test.args):
+        test = test.func.value
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        test.left = wrapped(test.left, line, 0)
+        test.comparators[0] = wrapped(test.comparators[0], line, 1)
+    elif isinstance(test, ast.Call) and isinstance(test.func, (ast.Attribute, ast.Name)):
+        name = test.func.attr if isinstance(test.func, ast.Attribute) else test.func.id
+        if name not in COMPARING or any(isinstance(a, ast.Starred) for a in test.args):
+            return
+        if len(test.args) >= 2:
+            test.args[0] = wrapped(test.args[0], line, 0)
+            test.args[1] = wrapped(test.args[1], line, 1)
+        elif len(test.args) == 1 and isinstance(test.func, ast.Attribute):
+            test.func.value = wrapped(test.func.value, line, 0)
+            test.args[0] = wrapped(test.args[0], line, 1)
+
+
+def wrapped(value, line, place):
+    call = ast.Call(ast.Name("__scrub_side__", ast.Load()),
+                    [ast.Constant(line), ast.Constant(place), value], [])
+    return ast.fix_missing_locations(ast.copy_location(call, value))
+
+
+def apart(line):
+    """How far apart the two sides recorded for the check on `line` are: the shape of each,
+    and the largest difference between them (as text: `nan`, `inf`) where both are numbers,
+    arrays or tensors. `None` when no check on that line was recorded."""
+    if COMPARED.get("line") != line or 0 not in COMPARED or 1 not in COMPARED:
+        return None
+    a, b = COMPARED[0], COMPARED[1]
+    out = {"shapes": [shape_of(a), shape_of(b)], "diff": None}
+    try:
+        out["diff"] = repr(float(largest_difference(a, b)))
+    except Exception:
+        pass
+    return out
+
+
+def shape_of(value):
+    shape = getattr(value, "shape", None)
+    try:
+        return None if shape is None else [int(d) for d in shape]
+    except Exception:
+        return None
+
+
+def largest_difference(a, b):
+    """The largest absolute difference between `a` and `b`, NaN where one is NaN."""
+    torch = sys.modules.get("torch")
+    if torch is not None and (isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)):
+        a, b = (torch.as_tensor(v).detach().cpu() for v in (a, b))
+        kind = torch.complex128 if a.is_complex() or b.is_complex() else torch.float64
+        return (a.to(kind) - b.to(kind)).abs().max().item()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and any(isinstance(v, (numpy.ndarray, numpy.generic)) for v in (a, b)):
+        kind = complex if numpy.iscomplexobj(a) or numpy.iscomplexobj(b) else float
+        a, b = (numpy.asarray(v, dtype=kind) for v in (a, b))
+        return numpy.abs(a - b).max()
+    number = lambda v: isinstance(v, (int, float, complex)) and not isinstance(v, bool)
+    if number(a) and number(b):
+        return abs(a - b)
+    raise TypeError("not numbers")
+
+
 def recorded(value, attribute):
     """`__scrub_stored__(value, attribute)` in `value`'s place."""
     call = ast.Call(ast.Name("__scrub_stored__", ast.Load()), [value, ast.Constant(attribute)], [])
@@ -131,14 +239,21 @@ def instrument(source, path, globals_):
 
         sys.settrace(call)
     SET.clear()
-    if not STORES:
+    COMPARED.clear()
+    if not STORES and not SIDES:
         return compile(source, path, "exec")
     globals_["__scrub_stored__"] = stored
+    globals_["__scrub_side__"] = side
     try:
-        tree = Stores().visit(ast.parse(source, path))
+        tree = ast.parse(source, path)
+        if STORES:
+            tree = Stores().visit(tree)
+        if SIDES:
+            tree = Sides().visit(tree)
     except Exception:
         return compile(source, path, "exec")
-    sys.setprofile(derive(path))
+    if STORES:
+        sys.setprofile(derive(path))
     return compile(tree, path, "exec")
 
 
@@ -463,6 +578,15 @@ def report(exc, path):
             "positional": None,
         })
     sys.stderr.write(MARK + json.dumps(calls) + "\n")
+    if SIDES and isinstance(exc, AssertionError):
+        line, tb = None, exc.__traceback__
+        while tb is not None:
+            if mine(tb.tb_frame):
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        sides = apart(line)
+        if sides is not None:
+            sys.stderr.write(SIDES_MARK + json.dumps(sides) + "\n")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ use crate::engine::verdict::Signature;
 pub const SOURCE: &str = include_str!("kinds.py");
 const MARK: &str = "scrub-kinds: ";
 const LINES_MARK: &str = "scrub-lines: ";
+const SIDES_MARK: &str = "scrub-sides: ";
 /// Where the report starts: the runner writes it on a line of its own after the traceback.
 const REPORT: &str = "\nscrub-kinds: ";
 /// How `kinds.py` names the read of an attribute the script set, after `getattr(…, 'NAME')`.
@@ -30,30 +31,35 @@ const SET_ATTRIBUTE: &str = " of a value the script set it on";
 /// rewrite of every attribute store is left out elsewhere: a compiled function would trace
 /// it).
 pub fn runner(sig: &Signature, lines: bool) -> &'static str {
-    variant(lines, records_stores(sig))
+    variant(lines, records_stores(sig), records_sides(sig))
 }
 
-/// The runner's source with `LINES` and `STORES` set as given.
-fn variant(lines: bool, stores: bool) -> &'static str {
-    static VARIANTS: std::sync::LazyLock<[String; 4]> = std::sync::LazyLock::new(|| {
-        let with = |lines: bool, stores: bool| {
-            let mut source = SOURCE.to_string();
-            if lines {
-                source = source.replacen("LINES = False", "LINES = True", 1);
-            }
-            if stores {
-                source = source.replacen("STORES = False", "STORES = True", 1);
-            }
-            source
-        };
-        [
-            with(false, false),
-            with(true, false),
-            with(false, true),
-            with(true, true),
-        ]
+/// The runner's source with `LINES`, `STORES` and `SIDES` set as given.
+fn variant(lines: bool, stores: bool, sides: bool) -> &'static str {
+    static VARIANTS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        (0..8)
+            .map(|i| {
+                let mut source = SOURCE.to_string();
+                for (bit, flag) in [(1, "LINES"), (2, "STORES"), (4, "SIDES")] {
+                    if i & bit != 0 {
+                        source = source.replacen(
+                            &format!("{flag} = False"),
+                            &format!("{flag} = True"),
+                            1,
+                        );
+                    }
+                }
+                source
+            })
+            .collect()
     });
-    &VARIANTS[usize::from(lines) + 2 * usize::from(stores)]
+    &VARIANTS[usize::from(lines) + 2 * usize::from(stores) + 4 * usize::from(sides)]
+}
+
+/// Whether the runner for `sig` records the sides of the checks the script makes (an
+/// `AssertionError`), to say how far apart the failing one's are (see [`Apart`]).
+fn records_sides(sig: &Signature) -> bool {
+    matches!(sig, Signature::Exception { class, .. } if class.ends_with("AssertionError"))
 }
 
 /// Whether the runner for `sig` records the attributes the script sets (an `AttributeError`):
@@ -64,16 +70,81 @@ fn records_stores(sig: &Signature) -> bool {
 
 /// The runner a warm candidate can run under from the start, its report read only when it
 /// fails the same way: the one for `sig` that neither records the lines that run nor the
-/// attributes set, whose `instrument` compiles the script as it is, so that a warm worker runs
-/// it as it runs a plain candidate (zygote.py's `execute`). `None` for the others.
+/// attributes set, so that a warm worker runs the script as it runs a plain candidate
+/// (zygote.py's `execute`); for an `AssertionError`, with the sides of its checks recorded,
+/// which computes each side once, as the script does. `None` for the others.
 pub fn plain_runner(sig: &Signature) -> Option<&'static str> {
     (!records_stores(sig)).then(|| runner(sig, false))
 }
 
-/// The runner that [`plain_runner`] gives for every signature it gives one for: what a warm
-/// run of the original runs under before its signature is known.
+/// The runner that [`plain_runner`] gives for every signature but an `AssertionError`: what a
+/// warm run of the original runs under before its signature is known.
 pub fn first_runner() -> &'static str {
-    variant(false, false)
+    variant(false, false, false)
+}
+
+/// How far apart the two sides of a failed check were, as `kinds.py` reports them: the shape
+/// of each, and the largest difference between them (`nan`, `inf`, `0.0`, `1.5e-07`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Apart {
+    pub shapes: [Option<Vec<usize>>; 2],
+    pub diff: Option<String>,
+}
+
+/// How many orders of magnitude a check's difference may move from the original's: shrinking
+/// sizes and values moves it by one or two; another bug, or none, by many more.
+const ORDERS: f64 = 4.0;
+
+/// How far apart the sides of the failed check of the run in `outcome` were; `None` when it
+/// reported none (not a check of a form the runner knows, or not an `AssertionError`).
+pub fn apart(outcome: &Outcome) -> Option<Apart> {
+    let report = outcome
+        .stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(SIDES_MARK))?;
+    serde_json::from_str(report).ok()
+}
+
+impl Apart {
+    /// Why a candidate's check, `now`, no longer fails the way the original's did: it
+    /// compares values of two shapes where the original compared two of one (`torch.equal`
+    /// of `y[0]` and `y` is false by design), or its sides are apart by another kind of
+    /// difference (none, NaN, infinite), or by a size four orders of magnitude away (a
+    /// difference of 1e-7 where the original's was 4e8: the rounding of a step the bug had;
+    /// 0.5 where it was 6e-8: inputs that were never meant to match).
+    pub fn moved(&self, now: &Apart) -> Option<String> {
+        if let ([Some(a), Some(b)], [Some(c), Some(d)]) = (&self.shapes, &now.shapes)
+            && a == b
+            && c != d
+        {
+            return Some(format!(
+                "the check compares values of shapes {c:?} and {d:?} where the original compared two of one shape"
+            ));
+        }
+        let (was, is) = (self.difference()?, now.difference()?);
+        let class = |d: f64| match d {
+            d if d.is_nan() => "NaN",
+            d if d.is_infinite() => "infinite",
+            0.0 => "no",
+            _ => "a finite",
+        };
+        if class(was) != class(is)
+            || (class(was) == "a finite" && (is.log10() - was.log10()).abs() > ORDERS)
+        {
+            return Some(format!(
+                "the check's sides are {} apart ({is:e}) where the original's were {} apart ({was:e})",
+                class(is),
+                class(was)
+            ));
+        }
+        None
+    }
+
+    /// The largest difference, as a number.
+    fn difference(&self) -> Option<f64> {
+        self.diff.as_deref()?.parse::<f64>().ok().map(f64::abs)
+    }
 }
 
 /// `outcome` without the runner's report at the end of its stderr: what the run shows as a
@@ -368,6 +439,7 @@ pub fn describe(calls: &[Call]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::verdict::Verdict;
     use crate::engine::workers::Workers;
     use std::time::Duration;
 
@@ -437,6 +509,40 @@ mod tests {
         );
         let same = calls_of(&format!("{CONFIG}logging.config.dictConfig(Config())\n"));
         assert_eq!(changed(&original, &same), None);
+    }
+
+    #[test]
+    fn a_failed_check_says_how_far_apart_its_sides_were() {
+        let sig = Signature::parse("AssertionError").unwrap();
+        let workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
+        let apart_of = |text: &str| {
+            let outcome = workers
+                .probe(text, runner(&sig, false))
+                .expect("python3 runs");
+            assert!(
+                sig.judge(&without_report(&outcome)) == Verdict::Same,
+                "{}",
+                outcome.stderr
+            );
+            apart(&outcome)
+        };
+        let near = apart_of("def f(x):\n    return x * 3.0000001\nassert f(2.0) == 6.0\n").unwrap();
+        assert_eq!(near.shapes, [None, None]);
+        let far = apart_of("y = 0.5\nassert y + 1 == 6.0, 'differs'\n").unwrap();
+        assert!(near.moved(&far).is_some_and(|why| why.contains("finite")));
+        assert_eq!(near.moved(&near), None);
+        let nan = apart_of("x = float('nan')\nassert (x == 1.0)\n").unwrap();
+        assert_eq!(nan.diff.as_deref(), Some("nan"));
+        assert!(near.moved(&nan).is_some_and(|why| why.contains("NaN")));
+        // A check of another form reports nothing; nor does an assert the script never made.
+        assert_eq!(apart_of("assert not [1]\n"), None);
+        let shaped = |a: &[usize], b: &[usize]| Apart {
+            shapes: [Some(a.to_vec()), Some(b.to_vec())],
+            diff: Some("0.25".into()),
+        };
+        let moved = shaped(&[16], &[16]).moved(&shaped(&[1, 1], &[1, 1, 1]));
+        assert!(moved.is_some_and(|why| why.contains("shapes")));
+        assert_eq!(shaped(&[16], &[16]).moved(&shaped(&[2], &[2])), None);
     }
 
     #[test]

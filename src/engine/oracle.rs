@@ -176,6 +176,9 @@ pub(crate) struct Criteria {
     /// `ast.parse(new_code)`): a candidate's failing call reads it too. Empty when nothing is
     /// checked.
     pub(crate) made_for: BTreeSet<String>,
+    /// For a failed check, how far apart its sides were in the original's run: a candidate's
+    /// are as far apart (see [`kinds::Apart::moved`]). `None` when nothing is checked.
+    pub(crate) apart: Option<kinds::Apart>,
     /// The Python version the scripts are parsed as.
     pub(crate) version: PythonVersion,
 }
@@ -198,6 +201,14 @@ impl Criteria {
     /// original's, the failing call lost a positional argument, or it no longer reads what the
     /// library made for it (see [`Criteria::made_for`]).
     pub(crate) fn kinds_changed(&self, text: &str, outcome: &Outcome) -> Option<String> {
+        if let Some(why) = self
+            .apart
+            .as_ref()
+            .zip(kinds::apart(outcome))
+            .and_then(|(was, now)| was.moved(&now))
+        {
+            return Some(why);
+        }
         let calls = kinds::calls(outcome)?;
         kinds::changed(&self.kinds, &calls).or_else(|| self.made_lost(text, &calls))
     }
@@ -233,15 +244,21 @@ impl Criteria {
     /// are checked and nothing else of its run is (see [`kinds::plain_runner`]): its report
     /// comes with its first run, and no second run is made.
     pub(crate) fn first_runner(&self) -> Option<&'static str> {
-        if self.kinds.is_empty() || !self.custom_run.is_empty() {
+        if !self.checks_path() || !self.custom_run.is_empty() {
             return None;
         }
         kinds::plain_runner(&self.sig)
     }
 
+    /// Whether a candidate's run under the kinds runner is read: for its calls into
+    /// libraries, or for how far apart its failed check's sides are.
+    pub(crate) fn checks_path(&self) -> bool {
+        !self.kinds.is_empty() || self.apart.is_some()
+    }
+
     /// The runner a text that failed the same way runs under next, when its path is checked.
     pub(crate) fn runner(&self) -> Option<&'static str> {
-        match (self.kinds.is_empty(), self.custom_run.is_empty()) {
+        match (!self.checks_path(), self.custom_run.is_empty()) {
             (true, true) => None,
             (_, lines) => Some(kinds::runner(&self.sig, !lines)),
         }
@@ -789,6 +806,7 @@ mod tests {
             kinds: Vec::new(),
             custom_run: Vec::new(),
             made_for: BTreeSet::from(["ast.unparse".to_string()]),
+            apart: None,
             version: PythonVersion::PY312,
         };
         let nested = "import ast\nast.parse(ast.unparse(ast.parse('\"')))\n";

@@ -29,7 +29,8 @@
 //! torch, nothing inside an `assert`'s test is hoisted but the operands of `and` and `or`:
 //! no control guards such a check, and `assert total(items) == 18831` → `assert items ==
 //! 18831` would compare something else (a torch check keeps its control). A tensor
-//! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`): an argument keeps
+//! constructor keeps its values (`torch.tensor(0.5)` never becomes `0.5`), and so does a
+//! conversion (`float("-inf")` never becomes `"-inf"`): an argument keeps
 //! its kind, and a float where a function takes a tensor is no code a person writes. Nor does
 //! a list of one string become the string (`["k"]`), which iterates over its characters, nor
 //! a display handed to a library's call one of its elements (`tuple([x])` → `tuple(x)`
@@ -143,8 +144,10 @@ impl Pass for HoistExpressions {
                 if inner.len() >= outer.len() {
                     continue;
                 }
-                // A tensor stays a tensor: `torch.tensor(0.5)` never becomes `0.5`.
-                if constructor && (is_literal(child) || is_display(child)) {
+                // A tensor stays a tensor: `torch.tensor(0.5)` never becomes `0.5`; and a
+                // number a conversion makes stays a number: `float("-inf")` never becomes
+                // the string `"-inf"`, which a tensor is never equal to.
+                if (constructor || converts(expr)) && (is_literal(child) || is_display(child)) {
                     continue;
                 }
                 // A list of one string is not that string (`["k"]` → `"k"`): iterating the
@@ -237,6 +240,12 @@ fn makes_tensor(imports: &std::collections::HashMap<String, String>, expr: &Expr
 /// (`torch.tensor`, `np.array`), not from sizes.
 fn from_values(func: &Expr) -> bool {
     matches!(func, Expr::Attribute(a) if matches!(a.attr.as_str(), "tensor" | "as_tensor" | "array" | "asarray"))
+}
+
+/// Whether `expr` is a call of a builtin conversion (`float("nan")`, `Decimal("0.1")`): of a
+/// literal, it makes a value of another kind than the literal.
+fn converts(expr: &Expr) -> bool {
+    matches!(expr, Expr::Call(c) if matches!(callee_name(&c.func), Some("float" | "int" | "complex" | "bool" | "str" | "bytes" | "Decimal" | "Fraction")))
 }
 
 fn is_display(expr: &Expr) -> bool {
@@ -728,6 +737,16 @@ mod tests {
                 .contains(&"import torch\ntorch.tensor(0.5)\ny = torch.ones([2, 3])\n".to_string()),
             "{texts:#?}"
         );
+    }
+
+    #[test]
+    fn a_number_converted_from_a_literal_stays_a_number() {
+        let texts = results("import torch\nassert t == float(\"-inf\")\nn = int(x)\n");
+        assert!(
+            texts.iter().all(|t| !t.contains("== \"-inf\"")),
+            "{texts:#?}"
+        );
+        assert!(texts.iter().any(|t| t.contains("n = x")), "{texts:#?}");
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! at all (`delete_elements`), and the entries that stay read as they were written. Numbers
 //! among the values are sizes and counts, and shrink.
 //!
+//! An exponent halves down to 2 and no further: `x ** 1` is no power a person writes.
+//!
 //! A size goes to 1, never on to 0: an integer is never made `0`, a float above 1 only `1.0`,
 //! a string never empty, a display never emptied (`delete_elements` takes it down to one
 //! element). A count of 0, an empty string or an empty display changes which code runs (a
@@ -105,6 +107,7 @@ impl Pass for ShrinkValues {
         // a type: no value inside either shrinks.
         let mut kept = kept_whole(script, &exprs);
         kept.extend(super::helpers::library_tokens(script));
+        let exponents = exponents(&exprs);
         // One group per value, in the order its candidates are to be tried.
         let mut groups: Vec<Vec<Candidate>> = Vec::new();
         for expr in exprs {
@@ -118,6 +121,15 @@ impl Pass for ShrinkValues {
             let code = &text[range.clone()];
             let line = line_of(text, range.start);
             let mut smaller: Vec<String> = match expr {
+                // A power stays one: halving an exponent stops at 2 (`x ** 1` is no
+                // operation a person writes; deletion drops the power where it is not needed).
+                Expr::NumberLiteral(n) if exponents.contains(&range.start) => match &n.value {
+                    ast::Number::Int(i) => match i.as_u64() {
+                        Some(v) if v > 3 => vec![(v / 2).to_string()],
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                },
                 Expr::NumberLiteral(n) => match &n.value {
                     ast::Number::Int(i) => match i.as_u64() {
                         Some(0 | 1) => Vec::new(),
@@ -179,6 +191,17 @@ impl Pass for ShrinkValues {
         groups.sort_by_key(|g| std::cmp::Reverse(g.iter().map(removed).max()));
         groups.into_iter().flatten().collect()
     }
+}
+
+/// Where the exponents of the powers among `exprs` start.
+fn exponents(exprs: &[&Expr]) -> HashSet<usize> {
+    exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::BinOp(b) if b.op == ast::Operator::Pow => Some(span(&*b.right).start),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `torch.zeros(SHAPE)` and `torch.ones(SHAPE)` for `torch.tensor(LIST)` of a rectangular
@@ -390,6 +413,12 @@ mod tests {
             texts.iter().any(|t| t.contains("x: Line = 1")),
             "{texts:#?}"
         );
+    }
+
+    #[test]
+    fn an_exponent_halves_down_to_two() {
+        let texts = candidate_texts(&ShrinkValues, "y = (x ** 8).sum()\nz = x ** 2\n");
+        assert_eq!(texts, ["y = (x ** 4).sum()\nz = x ** 2\n"], "{texts:#?}");
     }
 
     #[test]

@@ -121,6 +121,15 @@ struct Reduction<'o> {
     early_warm: Option<bool>,
 }
 
+/// What the original's failing run shows that every candidate's must keep (see
+/// [`Reduction::kept_path`]).
+#[derive(Default)]
+struct KeptPath {
+    kinds: Vec<Call>,
+    custom_run: Vec<String>,
+    apart: Option<crate::engine::kinds::Apart>,
+}
+
 /// The seconds each stage of a reduction took, in order.
 struct Clock {
     last: std::time::Instant,
@@ -185,7 +194,11 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
     };
     reduction.set_timeout(&base);
     let (guard, anchor) = reduction.guard(&base)?;
-    let (kinds, custom_run) = reduction.kept_path(&base.signature, &guard, None)?;
+    let KeptPath {
+        kinds,
+        custom_run,
+        apart,
+    } = reduction.kept_path(&base.signature, &guard, None)?;
     let made_for = reduction.made_for(&base, &anchor, &kinds);
     Ok(Some(Settled {
         criteria: Criteria {
@@ -195,6 +208,7 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
             kinds,
             custom_run,
             made_for,
+            apart,
             version: reduction.interp.parser_version,
         },
         control: guard.control,
@@ -232,27 +246,33 @@ impl Reduction<'_> {
 
     /// What the original's failing run shows that every candidate's must keep, from one run
     /// under the kinds runner (see [`crate::engine::kinds`]): the calls it makes into
-    /// libraries on its failing path, with the kinds of the values it hands them; and, for a
-    /// custom implementation that no control guards, the calls of its custom code that ran.
-    /// No kinds for a failure that is not an exception, or a run that does not fail the same
-    /// way; nor for a failed check (an `AssertionError`): what it compares is guarded by its
-    /// control and anchor, and whether the compared values require grad (a `no_grad` block
-    /// kept or dropped) does not make the check legal or not. `warm_report`: the original's
-    /// warm run under [`crate::engine::kinds::first_runner`], when it may stand for that run.
+    /// libraries on its failing path, with the kinds of the values it hands them; for a
+    /// failed check (an `AssertionError`), how far apart its sides were; and, for a custom
+    /// implementation that no control guards, the calls of its custom code that ran. Nothing
+    /// for a failure that is not an exception, or a run that does not fail the same way; no
+    /// kinds for a failed check: what it compares is guarded by its control and anchor, and
+    /// whether the compared values require grad (a `no_grad` block kept or dropped) does not
+    /// make the check legal or not. `warm_report`: the original's warm run under
+    /// [`crate::engine::kinds::first_runner`], when it may stand for that run.
     fn kept_path(
         &self,
         sig: &Signature,
         guard: &Guard,
         warm_report: Option<&Outcome>,
-    ) -> Result<(Vec<Call>, Vec<String>)> {
-        let check_kinds =
-            matches!(sig, Signature::Exception { class, .. } if !class.ends_with("AssertionError"));
+    ) -> Result<KeptPath> {
+        let (check_kinds, check_apart) = match sig {
+            Signature::Exception { class, .. } => {
+                let check = class.ends_with("AssertionError");
+                (!check, check)
+            }
+            _ => (false, false),
+        };
         let mut custom = match &guard.control {
             Some(control) if !control.runs => control.custom_calls.clone(),
             _ => Vec::new(),
         };
-        if !check_kinds && custom.is_empty() {
-            return Ok(Default::default());
+        if !check_kinds && !check_apart && custom.is_empty() {
+            return Ok(KeptPath::default());
         }
         let source = crate::engine::kinds::runner(sig, !custom.is_empty());
         // The original's warm run beside its first cold one ran under this runner already.
@@ -261,16 +281,23 @@ impl Reduction<'_> {
             _ => self.workers.probe(&self.start, source)?,
         };
         if sig.judge(&outcome) != Verdict::Same {
-            return Ok(Default::default());
+            return Ok(KeptPath::default());
         }
         let kinds = match check_kinds {
             true => crate::engine::kinds::calls(&outcome).unwrap_or_default(),
             false => Vec::new(),
         };
+        let apart = check_apart
+            .then(|| crate::engine::kinds::apart(&outcome))
+            .flatten();
         let ran =
             crate::engine::kinds::calls_run(&outcome, &self.start, self.interp.parser_version);
         custom.retain(|c| ran.contains(c));
-        Ok((kinds, custom))
+        Ok(KeptPath {
+            kinds,
+            custom_run: custom,
+            apart,
+        })
     }
 
     /// What the library made that the original's failing call reads (see
@@ -319,7 +346,11 @@ impl Reduction<'_> {
             .warm_report
             .as_ref()
             .filter(|_| self.warm_checked(&base));
-        let (kinds, custom_run) = self.kept_path(&sig, &guard, report)?;
+        let KeptPath {
+            kinds,
+            custom_run,
+            apart,
+        } = self.kept_path(&sig, &guard, report)?;
         let made_for = self.made_for(&base, &anchor, &kinds);
         let run_dir = RunDir::create(
             &self
@@ -354,6 +385,7 @@ impl Reduction<'_> {
                 kinds,
                 custom_run,
                 made_for,
+                apart,
                 version: self.interp.parser_version,
             },
             base,

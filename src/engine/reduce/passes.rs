@@ -114,9 +114,30 @@ impl Reduction<'_> {
     /// The library functions whose results the script's line that raised the failure, or
     /// called the library that raised it, reads (see [`scrub_reducers::producers`]).
     pub(super) fn producers(&self, base: &Baseline, anchor: &Anchor) -> BTreeSet<String> {
-        let stderr = &base.outcome.stderr;
         let here = anchor.site.is_none();
-        let line = match here {
+        self.failing_line(base, anchor)
+            .map(|(line, script)| scrub_reducers::producers::producers(&script, &line, here))
+            .unwrap_or_default()
+    }
+
+    /// The keywords the failure's `message` names that the failing line passes (see
+    /// [`scrub_reducers::named`]).
+    fn named(&self, base: &Baseline, anchor: &Anchor, message: Option<&str>) -> BTreeSet<String> {
+        message
+            .zip(self.failing_line(base, anchor))
+            .map(|(message, (line, script))| scrub_reducers::named::named(&script, message, &line))
+            .unwrap_or_default()
+    }
+
+    /// The script's line that raised the failure, or called the library that raised it, in
+    /// the original's run; with the script the passes start from.
+    fn failing_line(
+        &self,
+        base: &Baseline,
+        anchor: &Anchor,
+    ) -> Option<(String, scrub_reducers::Script)> {
+        let stderr = &base.outcome.stderr;
+        let line = match anchor.site.is_none() {
             true => crate::engine::exception::raising_line(stderr),
             false => crate::engine::exception::calling_line(stderr),
         };
@@ -124,8 +145,6 @@ impl Reduction<'_> {
             &self.start,
             self.interp.parser_version,
         ))
-        .map(|(line, script)| scrub_reducers::producers::producers(&script, &line, here))
-        .unwrap_or_default()
     }
 
     /// Runs the passes from the prepared script (see `Loop::prepare`) to the stop rule, and
@@ -155,14 +174,17 @@ impl Reduction<'_> {
                 control.reference_calls.join(", ")
             ));
         }
+        let message = match &ground.criteria.sig {
+            Signature::Exception { substring, .. } => substring.clone(),
+            _ => None,
+        };
+        let (base, anchor) = (&ground.base, &ground.criteria.anchor);
         let options = scrub_reducers::Options {
             version: self.interp.parser_version,
             target_lines: self.options.target_lines,
             in_flight: self.workers.jobs,
-            message: match &ground.criteria.sig {
-                Signature::Exception { substring, .. } => substring.clone(),
-                _ => None,
-            },
+            named: self.named(base, anchor, message.as_deref()),
+            message,
             // A check's sides computed alike pass for any deterministic pair: what each side
             // computes stays, as where nothing guards the mismatch (an own implementation
             // compared with a reference keeps its code instead, see `Control::unrun`).
@@ -170,7 +192,7 @@ impl Reduction<'_> {
                 || control
                     .as_ref()
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
-            producers: self.producers(&ground.base, &ground.criteria.anchor),
+            producers: self.producers(base, anchor),
             ..Default::default()
         };
         let mut passes = Loop {
