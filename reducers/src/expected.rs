@@ -290,12 +290,13 @@ fn literal(expr: &Expr) -> bool {
     }
 }
 
-/// A figure written out: a literal, or a call of an import's function with literals and the
-/// import's values alone (`np.datetime64('2000-01-01')`, `np.array([1, 2], dtype=np.int8)`).
+/// A figure written out: a literal, a display of literals and the imports' values
+/// (`[[np.nan, 2.]]`), or a call of an import's function with those alone
+/// (`np.datetime64('2000-01-01')`, `np.array([1, 2], dtype=np.int8)`).
 fn figure(expr: &Expr, imported: &HashSet<&str>, bindings: &HashMap<&str, &Expr>) -> bool {
     let setting = |e: &Expr| {
         let e = resolved(e, bindings);
-        literal(e) || dotted(e, imported)
+        literal(e) || dotted(e, imported) || constants(e, imported)
     };
     match expr {
         Expr::Call(call) => {
@@ -303,7 +304,17 @@ fn figure(expr: &Expr, imported: &HashSet<&str>, bindings: &HashMap<&str, &Expr>
                 && call.arguments.args.iter().all(setting)
                 && call.arguments.keywords.iter().all(|k| setting(&k.value))
         }
-        e => literal(e),
+        e => literal(e) || constants(e, imported),
+    }
+}
+
+/// A display of literals and the imports' values, at any depth (`[[np.nan, 2.]]`).
+fn constants(expr: &Expr, imported: &HashSet<&str>) -> bool {
+    let element = |e: &Expr| literal(e) || dotted(e, imported) || constants(e, imported);
+    match expr {
+        Expr::List(l) => l.elts.iter().all(element),
+        Expr::Tuple(t) => t.elts.iter().all(element),
+        _ => false,
     }
 }
 
@@ -450,6 +461,19 @@ mod tests {
         let frozen = parse(&format!("assert 3 == 2, \"{MESSAGE}\"\n"));
         assert!(!keeps(&checks, &frozen));
         assert!(!keeps(&checks, &parse("raise AssertionError\n")));
+    }
+
+    #[test]
+    fn a_display_of_library_constants_is_a_figure() {
+        let text = "import numpy as np\na = np.array([[np.nan, 2.], [np.nan, 2.]])\nassert np.array_equal(np.unique(a, axis=0), [[np.nan, 2.]], equal_nan=True)\n";
+        let checks = expected(&parse(text), None);
+        assert_eq!(checks.len(), 1, "{checks:?}");
+        let lost = "import numpy as np\nassert np.array_equal(np.unique(np.array([[np.nan, 2.]])), [[2.]], equal_nan=True)\n";
+        assert!(!keeps(&checks, &parse(lost)));
+        let no_axis = text.replace(", axis=0", "");
+        assert!(!keeps(&checks, &parse(&no_axis)));
+        let inlined = "import numpy as np\nassert np.array_equal(np.unique(np.array([[np.nan, 2.], [np.nan, 2.]]), axis=0), [[np.nan, 2.]], equal_nan=True)\n";
+        assert!(keeps(&checks, &parse(inlined)));
     }
 
     #[test]

@@ -4,15 +4,17 @@
 //! "… does not have an identity, so to use a where mask one has to specify 'initial'": the
 //! report is that `identity=0` was given and ignored. Without it the error is by design, a
 //! user's mistake. Where the message names, as a word, a keyword that the failing line passes
-//! to a call, or the calls that made the values it reads (through names bound once), a
-//! candidate still passes that keyword to some call (its value may shrink). A keyword of
-//! another line that a word of the message happens to spell (`default=` beside "non-default
-//! argument") is free.
+//! to a library's call, or the library calls that made the values it reads (through names
+//! bound once), a candidate still passes that keyword to some call (its value may shrink). A
+//! keyword of another line that a word of the message happens to spell (`default=` beside
+//! "non-default argument"), or of a class of the script's own (`Config(seq=1)` beside
+//! "Constraints violated (seq)"), is free.
 
 use std::collections::BTreeSet;
 
+use crate::passes::helpers::callee_name;
 use crate::producers::{Reach, statement_at};
-use crate::python::{Expr, Script, all_exprs, exprs_of};
+use crate::python::{Expr, Script, all_exprs, defined_names, exprs_of};
 
 /// The keywords that the statement of `script` starting with `line` passes to calls, or the
 /// calls that made what it reads, and that `message` names as words.
@@ -25,10 +27,15 @@ pub fn named(script: &Script, message: &str, line: &str) -> BTreeSet<String> {
     let Some(stmt) = statement_at(script, line) else {
         return BTreeSet::new();
     };
+    let defined = defined_names(script.body());
     Reach::of(script)
         .read_exprs(stmt)
         .into_iter()
         .flat_map(exprs_of)
+        .filter(|e| match e {
+            Expr::Call(call) => !callee_name(&call.func).is_some_and(|n| defined.contains(n)),
+            _ => false,
+        })
         .flat_map(keywords_of)
         .filter(|k| words.contains(&k.to_lowercase()))
         .collect()
@@ -91,5 +98,10 @@ mod tests {
         // A keyword of another line is not the failing call's.
         assert!(named(&original, "non-default argument", line).is_empty());
         assert!(named(&original, MESSAGE, "print(x)").is_empty());
+        let own = parse(
+            "class Config:\n    pass\nexport(m, Config(seq=1), dynamic_shapes={'x': Dim('seq')})\n",
+        );
+        let line = "export(m, Config(seq=1), dynamic_shapes={'x': Dim('seq')})";
+        assert!(named(&own, "Constraints violated (seq)!", line).is_empty());
     }
 }

@@ -1020,6 +1020,9 @@ struct Rules {
     /// The methods that set a property an `assert` tests: a candidate still calls them (see
     /// [`crate::established`]).
     setters: std::collections::BTreeSet<String>,
+    /// The methods called for their effect on the values the asserts read through a method:
+    /// a candidate still calls them (see [`crate::established::histories`]).
+    histories: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
     /// The names each function binds itself: a candidate's functions read none of them from
     /// the module (see [`crate::locals`]).
     locals: HashSet<(String, String)>,
@@ -1062,6 +1065,7 @@ impl Rules {
             checked: crate::checks::checked(current),
             differentials: crate::differential::differentials(current),
             setters: crate::established::setters(current),
+            histories: crate::established::histories(current),
             forms: crate::fields::forms(current),
             shared_inputs: crate::differential::shared_inputs(current),
             shared_settings: crate::differential::shared_settings(current),
@@ -1105,6 +1109,7 @@ impl Rules {
             && crate::checks::keeps(&self.checked, candidate)
             && crate::differential::keeps(&self.differentials, candidate)
             && crate::established::keeps(&self.setters, candidate)
+            && crate::established::keeps_histories(&self.histories, candidate)
             && crate::fields::keeps(&self.forms, candidate)
             && crate::producers::keeps(&self.producers, candidate)
             && crate::differential::keeps_shared(&self.shared_inputs, candidate)
