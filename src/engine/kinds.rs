@@ -98,12 +98,7 @@ const ORDERS: f64 = 4.0;
 /// How far apart the sides of the failed check of the run in `outcome` were; `None` when it
 /// reported none (not a check of a form the runner knows, or not an `AssertionError`).
 pub fn apart(outcome: &Outcome) -> Option<Apart> {
-    let report = outcome
-        .stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(SIDES_MARK))?;
-    serde_json::from_str(report).ok()
+    report(outcome, SIDES_MARK)
 }
 
 impl Apart {
@@ -162,6 +157,16 @@ pub fn without_report(outcome: &Outcome) -> Outcome {
     plain
 }
 
+/// The runner's report after `mark` on the last line that has one, read as JSON.
+fn report<T: serde::de::DeserializeOwned>(outcome: &Outcome, mark: &str) -> Option<T> {
+    let report = outcome
+        .stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(mark))?;
+    serde_json::from_str(report).ok()
+}
+
 /// The cache key of the run of `text` under the runner `source`: it names the runner, whose
 /// report changes with it.
 pub fn cache_text(source: &str, text: &str) -> String {
@@ -171,12 +176,7 @@ pub fn cache_text(source: &str, text: &str) -> String {
 /// The lines of the script that ran, as the [`traced`] runner reported them; `None` when it
 /// reported none (the run did not end in an exception).
 pub fn lines(outcome: &Outcome) -> Option<std::collections::HashSet<usize>> {
-    let report = outcome
-        .stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(LINES_MARK))?;
-    serde_json::from_str(report).ok()
+    report(outcome, LINES_MARK)
 }
 
 /// The calls of `text`'s own code (see `scrub_reducers::control::calls_run`) on the lines its
@@ -239,12 +239,7 @@ pub struct Kind {
 /// The calls into libraries that the run in `outcome` (under [`SOURCE`]) reported; `None`
 /// when it reported none (it did not end in an exception).
 pub fn calls(outcome: &Outcome) -> Option<Vec<Call>> {
-    let report = outcome
-        .stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(MARK))?;
-    serde_json::from_str(report).ok()
+    report(outcome, MARK)
 }
 
 /// What changed between the original's calls and a candidate's: the first call into the same

@@ -38,6 +38,9 @@
 //! rank; a lambda handed over returns what it returned), nor a comparison so handed one of
 //! its operands (`torch.where(a != 0, a, b)` → `torch.where(a, a, b)` hands it integers for a
 //! mask): an argument keeps its kind. A
+//! library's class built and bound to a name the script calls methods on (`scheduler =
+//! MultiStepLR(optimizer, …)`, `scheduler.step()`) is not replaced by one of its arguments:
+//! `scheduler = optimizer` is another kind of object whose methods share names. A
 //! `tuple(…)` or `list(…)` of a display is written as the display it makes: `tuple([x])` →
 //! `(x,)`. A comprehension's filter is not hoisted into (`if p.requires_grad` → `if p` tests
 //! the truth of a tensor); the filter is dropped whole instead (`… for p in ps if
@@ -91,13 +94,14 @@ impl Pass for HoistExpressions {
             })
             .collect();
         let handed = handed_to_libraries(script, &exprs);
+        let objects = library_objects(script, &exprs);
         let filters: Vec<std::ops::Range<usize>> = comprehension_filters(&exprs)
             .into_iter()
             .map(|(_, test)| span(test))
             .collect();
         for &expr in &exprs {
             let outer = span(expr);
-            if callees.contains(&outer) {
+            if callees.contains(&outer) || objects.contains(&outer) {
                 continue;
             }
             // A comprehension's filter stays a test of what it tested (`if p.requires_grad`
@@ -147,7 +151,10 @@ impl Pass for HoistExpressions {
                 // A tensor stays a tensor: `torch.tensor(0.5)` never becomes `0.5`; and a
                 // number a conversion makes stays a number: `float("-inf")` never becomes
                 // the string `"-inf"`, which a tensor is never equal to.
-                if (constructor || converts(expr)) && (is_literal(child) || is_display(child)) {
+                if constructor && (is_literal(child) || is_display(child)) {
+                    continue;
+                }
+                if converts(expr, child) {
                     continue;
                 }
                 // A list of one string is not that string (`["k"]` → `"k"`): iterating the
@@ -242,10 +249,60 @@ fn from_values(func: &Expr) -> bool {
     matches!(func, Expr::Attribute(a) if matches!(a.attr.as_str(), "tensor" | "as_tensor" | "array" | "asarray"))
 }
 
-/// Whether `expr` is a call of a builtin conversion (`float("nan")`, `Decimal("0.1")`): of a
-/// literal, it makes a value of another kind than the literal.
-fn converts(expr: &Expr) -> bool {
-    matches!(expr, Expr::Call(c) if matches!(callee_name(&c.func), Some("float" | "int" | "complex" | "bool" | "str" | "bytes" | "Decimal" | "Fraction")))
+/// The constructions of a library's class bound to a name that the script calls methods on
+/// (`scheduler = MultiStepLR(optimizer, milestones=[5])`, then `scheduler.step()`): the
+/// object the script works with. One of its arguments in its place (`scheduler =
+/// optimizer`) is an object of another kind whose methods may share its names
+/// (`state_dict`, `step`), which no one writes.
+fn library_objects(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<usize>> {
+    let defined = crate::python::defined_names(script.body());
+    let receivers: std::collections::HashSet<&str> = exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Call(c) => match &*c.func {
+                Expr::Attribute(a) => a.value.as_name_expr().map(|n| n.id.as_str()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    crate::python::all_bodies(script.body())
+        .into_iter()
+        .flatten()
+        .filter_map(|stmt| match stmt {
+            ast::Stmt::Assign(a) => match (&a.targets[..], &*a.value) {
+                ([Expr::Name(n)], value @ Expr::Call(c))
+                    if receivers.contains(n.id.as_str())
+                        && callee_name(&c.func).is_some_and(|f| {
+                            f.starts_with(|ch: char| ch.is_ascii_uppercase())
+                                && !defined.contains(f)
+                        }) =>
+                {
+                    Some(span(value))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `expr` is a call of a builtin conversion of the literal or display `child` into a
+/// value of another kind (`float("nan")`, `Decimal("0.1")`, `str(5)`); not `str("k")` nor
+/// `float(1.5)`, which make what they are given.
+fn converts(expr: &Expr, child: &Expr) -> bool {
+    let Expr::Call(call) = expr else {
+        return false;
+    };
+    let text = matches!(child, Expr::StringLiteral(_) | Expr::FString(_));
+    match callee_name(&call.func) {
+        Some("str") => !text && (is_literal(child) || is_display(child)),
+        Some("bytes") => !matches!(child, Expr::BytesLiteral(_)) && is_literal(child),
+        Some("float" | "int" | "complex" | "bool" | "Decimal" | "Fraction") => {
+            text || matches!(child, Expr::BytesLiteral(_)) || is_display(child)
+        }
+        _ => false,
+    }
 }
 
 fn is_display(expr: &Expr) -> bool {
@@ -740,8 +797,21 @@ mod tests {
     }
 
     #[test]
+    fn a_library_object_the_script_calls_methods_on_stays_built() {
+        let text = "import torch\nscheduler = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[5])\nscheduler.step()\nclass Wrap:\n    pass\nw = Wrap(opt)\nw.step()\n";
+        let texts = results(text);
+        assert!(
+            texts.iter().all(|t| !t.contains("scheduler = opt\n")),
+            "{texts:#?}"
+        );
+        assert!(texts.iter().any(|t| t.contains("w = opt\n")), "{texts:#?}");
+    }
+
+    #[test]
     fn a_number_converted_from_a_literal_stays_a_number() {
-        let texts = results("import torch\nassert t == float(\"-inf\")\nn = int(x)\n");
+        let texts =
+            results("import torch\nassert t == float(\"-inf\")\nn = int(x)\ns = str('k')\n");
+        assert!(texts.iter().any(|t| t.contains("s = 'k'")), "{texts:#?}");
         assert!(
             texts.iter().all(|t| !t.contains("== \"-inf\"")),
             "{texts:#?}"
