@@ -173,6 +173,9 @@ struct Ground {
     cold_why: Option<String>,
     run_dir: RunDir,
     cache: cache::Cache,
+    /// The library functions whose results the failing line reads (see
+    /// [`Reduction::producers`]).
+    producers: BTreeSet<String>,
 }
 
 /// The original of `options` as a reduction settles it before its first candidate: what a
@@ -199,7 +202,8 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
         custom_run,
         apart,
     } = reduction.kept_path(&base.signature, &guard, None)?;
-    let made_for = reduction.made_for(&base, &anchor, &kinds);
+    let producers = reduction.producers(&base, &anchor);
+    let made_for = reduction.made_for(&producers, &kinds);
     Ok(Some(Settled {
         criteria: Criteria {
             sig: base.signature,
@@ -303,13 +307,12 @@ impl Reduction<'_> {
     /// What the library made that the original's failing call reads (see
     /// [`scrub_reducers::producers::read_by`]): the producers of its line that the call itself
     /// reads, where its run says which call of the line failed.
-    fn made_for(&self, base: &Baseline, anchor: &Anchor, kinds: &[Call]) -> BTreeSet<String> {
+    fn made_for(&self, producers: &BTreeSet<String>, kinds: &[Call]) -> BTreeSet<String> {
         let Some(place) = crate::engine::kinds::failing_place(kinds) else {
             return BTreeSet::new();
         };
-        let producers = self.producers(base, anchor);
         if producers.is_empty() {
-            return producers;
+            return BTreeSet::new();
         }
         let Some(script) = scrub_reducers::Script::parse(&self.start, self.interp.parser_version)
         else {
@@ -351,7 +354,8 @@ impl Reduction<'_> {
             custom_run,
             apart,
         } = self.kept_path(&sig, &guard, report)?;
-        let made_for = self.made_for(&base, &anchor, &kinds);
+        let producers = self.producers(&base, &anchor);
+        let made_for = self.made_for(&producers, &kinds);
         let run_dir = RunDir::create(
             &self
                 .options
@@ -393,6 +397,7 @@ impl Reduction<'_> {
             cold_why,
             run_dir,
             cache,
+            producers,
         };
         self.log_ground(&ground);
         Ok(ground)

@@ -192,7 +192,7 @@ impl Reduction<'_> {
                 || control
                     .as_ref()
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
-            producers: self.producers(base, anchor),
+            producers: ground.producers.clone(),
             ..Default::default()
         };
         let mut passes = Loop {
