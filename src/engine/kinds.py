@@ -132,7 +132,7 @@ def side(line, place, value):
 
 class Sides(ast.NodeTransformer):
     """In an `assert` of `a == b` (one operator), of a comparing call (`torch.equal(a, b)`,
-    `a.allclose(b)`), or of `.all()` or `.item()` of one; and in a statement that calls a
+    `a.allclose(b)`), of `.all()` or `.item()` of one, or of `all(...)` over one; and in a statement that calls a
     check (`torch.testing.assert_close(a, b)`): `a` becomes `__scrub_side__(LINE, 0, a)` and
     `b` `__scrub_side__(LINE, 1, b)`. Each side is computed once, as before."""
 
@@ -153,6 +153,10 @@ def mark(test, line):
     while (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
            and test.func.attr in ("all", "item") and not test.args):
         test = test.func.value
+    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "all"
+            and len(test.args) == 1 and isinstance(test.args[0], (ast.GeneratorExp, ast.ListComp))):
+        # `all(check for ...)`: the last pair recorded is the first that failed.
+        test = test.args[0].elt
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         test.left = wrapped(test.left, line, 0)
         test.comparators[0] = wrapped(test.comparators[0], line, 1)

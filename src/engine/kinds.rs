@@ -537,6 +537,9 @@ mod tests {
         let nan = apart_of("x = float('nan')\nassert (x == 1.0)\n").unwrap();
         assert_eq!(nan.diff.as_deref(), Some("nan"));
         assert!(near.moved(&nan).is_some_and(|why| why.contains("NaN")));
+        // A check of each pair reports the first pair that failed.
+        let pairs = "assert all(a == b for a, b in [(1, 1), (2.0, 2.5), (3, 9)])\n";
+        assert_eq!(apart_of(pairs).unwrap().diff.as_deref(), Some("0.5"));
         // A check of another form reports nothing; nor does an assert the script never made.
         assert_eq!(apart_of("assert not [1]\n"), None);
         let shaped = |a: &[usize], b: &[usize]| Apart {
