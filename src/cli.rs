@@ -180,8 +180,9 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "N", requires = "ray")]
     pub gpus_per_worker: Option<f64>,
 
-    /// Seconds a candidate may run [default: 5 × the original's time, at least 1 s]; also the
-    /// limit for the original's own runs [default there: 120 s].
+    /// Seconds a candidate may run [default: 5 × the original's time, at least 1 s; a warm
+    /// candidate's, 5 × the original's warm run]; also the limit for the original's own runs
+    /// [default there: 120 s].
     #[arg(long)]
     pub timeout: Option<f64>,
 

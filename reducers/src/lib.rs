@@ -25,6 +25,7 @@ pub mod passes;
 pub mod prepare;
 pub mod producers;
 pub mod python;
+pub mod recursion;
 pub mod reduce;
 pub mod round_trips;
 pub mod rungs;
@@ -33,6 +34,7 @@ pub mod shapes;
 pub mod tautology;
 pub mod torch;
 pub mod unbuilt;
+pub mod validating;
 pub mod zeros;
 
 pub use crash::{Computed, Crash, Frame};

@@ -1029,6 +1029,12 @@ struct Rules {
     /// The keywords the failure's message names: a candidate still passes them (see
     /// [`crate::named`]).
     named: std::collections::BTreeSet<String>,
+    /// The keywords that turn on a library's checks of its input: a candidate still passes
+    /// them `True` (see [`crate::validating`]).
+    validating: std::collections::BTreeSet<String>,
+    /// The script's recursions: a candidate makes none endless, and keeps their ways out
+    /// (see [`crate::recursion`]).
+    recursions: crate::recursion::Recursions,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }
@@ -1084,6 +1090,8 @@ impl Rules {
                 false => Vec::new(),
             },
             named: options.named.clone(),
+            validating: crate::validating::validating(current),
+            recursions: crate::recursion::Recursions::of(current),
             message: message.map(str::to_string),
         }
     }
@@ -1121,6 +1129,8 @@ impl Rules {
             && crate::differential::keeps_comparing(&self.asserted_sides, candidate)
             && crate::definitions::keeps(&self.made, candidate)
             && crate::named::keeps(&self.named, candidate)
+            && crate::validating::keeps(&self.validating, candidate)
+            && self.recursions.keeps(candidate)
             && self
                 .kinds
                 .as_ref()

@@ -11,7 +11,8 @@
 # the script's innermost line is one too, with the arguments the script wrote as names,
 # attributes, subscripts and constants. The innermost call also gives the number of
 # positional arguments the script wrote, read from the call's own source, and where that
-# source is (`place`: which call of its line failed; Python 3.11+).
+# source is (`place`: which call of its line failed; Python 3.11+), and its array and tensor
+# arguments grouped by shape (`same_shape`).
 #
 # A kind is the value's class, `{"c": "module.Class"}` (an instance of a class the script
 # defines: `script:` and its first base that the script does not define), the names of the
@@ -450,21 +451,50 @@ def bound_by(call, positional_names):
     return bound
 
 
-def written(call, frame, script, quoted):
+def written(call, frame, script, quoted, values):
     """The kinds of the arguments the script wrote in `call` and that can be read again
-    without running anything, by position (`0`, `1`) or keyword."""
+    without running anything, by position (`0`, `1`) or keyword; each value goes in `values`
+    by the same key."""
     out = {}
-    for i, arg in enumerate(call.args):
+    given = [(str(i), arg) for i, arg in enumerate(call.args)]
+    given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+    for key, arg in given:
         if simple(arg):
             ok, value = evaluated(arg, frame)
             if ok:
-                out[str(i)] = kind(value, script, quoted=quoted)
-    for keyword in call.keywords:
-        if keyword.arg is not None and simple(keyword.value):
-            ok, value = evaluated(keyword.value, frame)
+                out[key] = kind(value, script, quoted=quoted)
+                values[key] = value
+        elif factory(arg):
+            # Built again for its shape alone: the script has failed, nothing reads it after.
+            ok, value = evaluated(arg, frame)
             if ok:
-                out[keyword.arg] = kind(value, script, quoted=quoted)
+                values[key] = value
     return out
+
+
+# The array and tensor factories whose call `written` may make again, for a shape.
+FACTORIES = {"zeros", "ones", "full", "empty", "tensor", "randn", "rand", "randint", "arange",
+             "array", "asarray", "eye", "linspace"}
+
+
+def factory(node):
+    """Whether `node` calls a factory of `FACTORIES` with simple arguments."""
+    if not isinstance(node, ast.Call) or not simple(node.func):
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return (name in FACTORIES and all(simple(a) for a in node.args)
+            and all(simple(k.value) for k in node.keywords))
+
+
+def same_shape(values):
+    """The names among `values` (arrays, tensors), grouped by shape: `[["input", "other",
+    "out"]]` for `torch.add(a, b, out=out)` of three 2×2."""
+    groups = {}
+    for name, value in values.items():
+        shape = shape_of(value)
+        if shape is not None:
+            groups.setdefault(tuple(shape), []).append(name)
+    return sorted(sorted(names) for names in groups.values())
 
 
 def callee(call, frame):
@@ -537,11 +567,13 @@ def report(exc, path):
             code = inner.f_code
             name = getattr(code, "co_qualname", code.co_name)
             call, place = call_at(frame, source)
+            args = arguments(inner, "__main__", quoted, call)
             calls.append({
                 "at": "%s:%s" % (library(code.co_filename), name),
-                "args": arguments(inner, "__main__", quoted, call),
+                "args": args,
                 "positional": positional(call),
                 "place": place,
+                "same_shape": same_shape({n: inner.f_locals[n] for n in args}),
             })
             if code.co_varnames[:1] == ("self",):
                 entered.append({
@@ -553,11 +585,13 @@ def report(exc, path):
             call, place = call_at(frame, source)
             at = callee(call, frame) if call is not None else None
             if at is not None:
+                values = {}
                 calls.append({
                     "at": at,
-                    "args": written(call, frame, "__main__", quoted),
+                    "args": written(call, frame, "__main__", quoted, values),
                     "positional": positional(call),
                     "place": place,
+                    "same_shape": same_shape(values),
                 })
     set_on = missed(exc)
     if set_on is not None:
@@ -567,6 +601,7 @@ def report(exc, path):
     for call in calls[:-1]:
         call["positional"] = None
         call["place"] = None
+        call["same_shape"] = []
         for k in call["args"].values():
             k.pop("v", None)
     # A library method that raised, and the kind of what it ran on: `Distribution.cdf` raises

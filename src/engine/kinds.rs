@@ -204,6 +204,31 @@ pub struct Call {
     /// For the failing call, where the script wrote it (Python 3.11+).
     #[serde(default)]
     pub place: Option<scrub_reducers::producers::Place>,
+    /// For the failing call, its array and tensor arguments grouped by shape.
+    #[serde(default)]
+    pub same_shape: Vec<Vec<String>>,
+}
+
+/// Why the failing call no longer gets its arguments of one shape: `torch.add(a, b, out=out)`
+/// of three 2×2 tensors raised an internal assert; with `out` of shape (0, 2) beside two
+/// (1, 2), the same assert comes from a mismatch the library refuses elsewhere.
+fn shapes_apart(before: &Call, now: &Call) -> Option<String> {
+    let shaped = |n: &String| now.same_shape.iter().any(|g| g.contains(n));
+    before.same_shape.iter().find_map(|group| {
+        let present: Vec<&String> = group.iter().filter(|n| shaped(n)).collect();
+        let together = now
+            .same_shape
+            .iter()
+            .any(|g| present.iter().all(|n| g.contains(n)));
+        (present.len() > 1 && !together).then(|| {
+            let names: Vec<&str> = present.iter().map(|n| n.as_str()).collect();
+            format!(
+                "{} received {} of different shapes where the original's shared one",
+                now.at,
+                names.join(", ")
+            )
+        })
+    })
 }
 
 /// Where the failing call of a run's report is written: the innermost call's place.
@@ -299,6 +324,9 @@ pub fn changed(original: &[Call], candidate: &[Call]) -> Option<String> {
                     call.at
                 ));
             }
+        }
+        if let Some(apart) = shapes_apart(before, call) {
+            return Some(apart);
         }
         for (name, kind) in &call.args {
             let Some(was) = before.args.get(name) else {
@@ -488,6 +516,19 @@ mod tests {
     }
 
     const CONFIG: &str = "import logging.config\nclass Config:\n    version = 1\n";
+
+    #[test]
+    fn the_failing_calls_arguments_of_one_shape_keep_one_shape() {
+        let shaped = "import operator\nclass A:\n    def __init__(self, shape):\n        self.shape = shape\n";
+        let add = |a: &str, b: &str| format!("{shaped}a, b = A({a}), A({b})\noperator.add(a, b)\n");
+        let original = calls_of(&add("(2, 2)", "(2, 2)"));
+        assert_eq!(original.last().unwrap().same_shape, [["0", "1"]]);
+        let apart = calls_of(&add("(2, 2)", "(0, 2)"));
+        let change = changed(&original, &apart).unwrap_or_default();
+        assert!(change.contains("different shapes"), "{change}");
+        let shrunk = calls_of(&add("(1,)", "(1,)"));
+        assert_eq!(changed(&original, &shrunk), None);
+    }
 
     #[test]
     fn an_object_where_an_instance_of_the_scripts_class_stood_changed_kind() {

@@ -816,6 +816,7 @@ mod tests {
                 args: Default::default(),
                 positional: Some(1),
                 place: Some(place),
+                same_shape: Vec::new(),
             }]
         };
         // The inner parse of a source written by hand failed; the outer one reads the unparse.

@@ -187,7 +187,11 @@ pub fn run_cold(python: &Path, job: &Job) -> Result<Outcome> {
 #[derive(Clone)]
 pub struct Workers {
     pub python: PathBuf,
+    /// How long a cold run may take.
     pub timeout: Duration,
+    /// How long a warm run may take, when it differs: a warm worker has already paid the
+    /// imports that a cold run's time includes.
+    pub warm_timeout: Option<Duration>,
     pub jobs: usize,
     /// GPU ids handed out round robin: worker i sees `CUDA_VISIBLE_DEVICES=gpus[i % n]`.
     /// Empty: the variable is left as it is.
@@ -213,6 +217,7 @@ impl Workers {
         Workers {
             python: python.clone(),
             timeout,
+            warm_timeout: None,
             jobs,
             gpus,
             warm: None,
@@ -254,12 +259,20 @@ impl Workers {
             original: self.warm.as_deref().unwrap_or(Path::new("")),
             env,
             probe,
-            timeout: self.timeout,
+            timeout: self.run_timeout(),
             max_memory: self.max_memory,
         };
         match &self.warm {
             Some(_) => self.backend.run(worker, &job),
             None => run_cold(&self.python, &job),
+        }
+    }
+
+    /// How long the next run may take: warm or cold, as the workers run.
+    pub fn run_timeout(&self) -> Duration {
+        match self.warm {
+            Some(_) => self.warm_timeout.unwrap_or(self.timeout),
+            None => self.timeout,
         }
     }
 

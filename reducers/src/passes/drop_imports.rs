@@ -9,7 +9,9 @@
 //! `sys.exit(n)` goes with that call turned into `raise SystemExit(n)`. A module-level
 //! alias of a module path (`import torch.nn.functional as F`, `from torch import nn`) is
 //! spelled out at each read (`F.layer_norm` → `torch.nn.functional.layer_norm`) and goes,
-//! or becomes `import torch` when nothing imports the root package: one line fewer, where
+//! or becomes `import torch` when nothing imports the root package (through the alias the
+//! script gives that package, when it gives one: `np.testing.assert_array_equal` after
+//! `import numpy as np`): one line fewer, where
 //! the reads are few enough for the script to end shorter. `import torch._dynamo.config`
 //! (one path, no `as`) is tried as `import torch`.
 //!
@@ -200,6 +202,26 @@ fn spelled_out(script: &Script) -> Vec<Candidate> {
                 && a.name.as_str().split('.').next() == Some(root)))
         })
     };
+    // The name a module-level `import ROOT as NAME` binds.
+    let root_alias = |root: &str| {
+        body.iter().find_map(|s| match s {
+            Stmt::Import(i) => i.names.iter().find_map(|a| {
+                (a.name.as_str() == root)
+                    .then_some(a.asname.as_ref())
+                    .flatten()
+                    .map(|n| n.as_str())
+            }),
+            _ => None,
+        })
+    };
+    let bound_once = |name: &str| {
+        scopes
+            .occurrences
+            .iter()
+            .filter(|o| o.name == name && o.binds)
+            .count()
+            == 1
+    };
     let mut out = Vec::new();
     for (i, stmt) in body.iter().enumerate() {
         let (path, bound) = match stmt {
@@ -223,6 +245,12 @@ fn spelled_out(script: &Script) -> Vec<Candidate> {
         if bound == root {
             continue;
         }
+        // `np.testing.assert_array_equal` where the script has `import numpy as np`.
+        let alias = root_alias(root).filter(|a| *a != bound && bound_once(a));
+        let spelled = match alias {
+            Some(alias) => format!("{alias}{}", &path[root.len()..]),
+            None => path.clone(),
+        };
         let at = span(stmt);
         let mut edits = Vec::new();
         let mut plain = true;
@@ -230,17 +258,21 @@ fn spelled_out(script: &Script) -> Vec<Candidate> {
             if at.contains(&o.range.start) {
                 continue;
             }
-            let root_here = scopes.resolve(root, scopes.innermost_at(o.range.start));
-            if o.binds || scopes.resolve_occurrence(o).is_some() || root_here.is_some() {
+            let here = scopes.innermost_at(o.range.start);
+            let shadowed = match alias {
+                Some(alias) => scopes.resolve(alias, here).is_some(),
+                None => scopes.resolve(root, here).is_some(),
+            };
+            if o.binds || scopes.resolve_occurrence(o).is_some() || shadowed {
                 plain = false;
                 break;
             }
-            edits.push(Edit::replace(o.range.clone(), path.clone()));
+            edits.push(Edit::replace(o.range.clone(), spelled.clone()));
         }
         if !plain || edits.is_empty() {
             continue;
         }
-        if root_imports(root) {
+        if alias.is_some() || root_imports(root) {
             edits.push(delete_stmt(script, body, i, true));
         } else if scopes.module_binds(root) {
             continue;
@@ -249,7 +281,7 @@ fn spelled_out(script: &Script) -> Vec<Candidate> {
         }
         out.push(Candidate::new(
             format!(
-                "spell out `{bound}` as {path} at {}",
+                "spell out `{bound}` as {spelled} at {}",
                 lines_label(script.text(), &at)
             ),
             edits,
@@ -328,6 +360,16 @@ mod tests {
         let texts = results("from torch import nn\nnn.ReLU()\n");
         assert!(
             texts.contains(&"import torch\ntorch.nn.ReLU()\n".to_string()),
+            "{texts:?}"
+        );
+        // Through the alias the script already gives the root package.
+        let texts = results(
+            "import numpy as np\nfrom numpy.testing import assert_array_equal\nassert_array_equal(np.round(a), a)\n",
+        );
+        assert!(
+            texts.contains(
+                &"import numpy as np\nnp.testing.assert_array_equal(np.round(a), a)\n".to_string()
+            ),
             "{texts:?}"
         );
         // A read where the name, or the root package, means something else.

@@ -336,6 +336,33 @@ pub(crate) fn library_tokens(script: &Script) -> Vec<Range<usize>> {
     out
 }
 
+/// The parts of `body` when it is a name of two or more parts joined by `.`, `:` or `::`
+/// (`torch.nn.Linear`, `aten::add.Tensor`, `pkg.mod:func`), as ranges.
+pub fn qualified_parts(body: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, c) in body.char_indices() {
+        if c == '.' || c == ':' {
+            if start < i {
+                parts.push(start..i);
+            }
+            start = i + 1;
+        } else if !(c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+    }
+    if start < body.len() {
+        parts.push(start..body.len());
+    }
+    let joined = parts.len() >= 2
+        && parts.first().is_some_and(|p| p.start == 0)
+        && parts.last().is_some_and(|p| p.end == body.len())
+        && parts
+            .windows(2)
+            .all(|w| matches!(&body[w[0].end..w[1].start], "." | ":" | "::"));
+    joined.then_some(parts)
+}
+
 #[cfg(test)]
 pub(crate) fn candidate_texts(pass: &dyn crate::pass::Pass, text: &str) -> Vec<String> {
     let script = Script::parse(text, crate::python::PythonVersion::PY311).expect("fixture parses");

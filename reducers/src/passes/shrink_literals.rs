@@ -240,9 +240,11 @@ fn chunks(
 /// The line chunks, then the character chunks, of a string's contents.
 fn string_chunks(text: &str, contents: Range<usize>, line: usize) -> Vec<Candidate> {
     let units = units(text, contents.clone());
+    // A qualified name (`aten::add.Tensor`) is no data: `shrink_values` takes its parts.
     let structured = text[contents.clone()]
         .chars()
-        .any(|c| !(c.is_alphanumeric() || " _-./".contains(c)));
+        .any(|c| !(c.is_alphanumeric() || " _-./".contains(c)))
+        && super::helpers::qualified_parts(&text[contents.clone()]).is_none();
     if units.len() < 2 || units.len() < MIN_UNITS && !structured {
         return Vec::new();
     }

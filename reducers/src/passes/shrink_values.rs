@@ -4,12 +4,14 @@
 //! ## What it removes
 //! Size that a value does not need: an integer `n` above 1 becomes `1` or `n / 2` (so
 //! `range(100)` gets to `range(1)` by halving), a float above 1 in size becomes `1.0` and one
-//! below it `0.0` (a tolerance of `1e-5` never becomes `1.0`), a string becomes its first half
+//! below it `0.0` (a tolerance of `1e-5` never becomes `1.0`), a qualified name (`'aten::add.Tensor'`)
+//! loses its last part or its first, a string becomes its first half
 //! or its second half — and, round after round, the part the failure needs.
 //! The name of a module-level function or class used as a value rather than called (a dict
 //! key, an argument) becomes `0`, so that its definition can go. `bool(x)` becomes `True` or
 //! `False`. A tensor written out as float literals, as a probe freezes a small one
-//! (`torch.tensor([[[0.0]], [[1.0]]])`), becomes `torch.zeros(2, 1, 1)` or `torch.ones(…)`.
+//! (`torch.tensor([[[0.0]], [[1.0]]])`), becomes `torch.zeros(2, 1, 1)` or `torch.ones(…)`;
+//! one of integers keeps its dtype (`torch.ones(16, dtype=torch.int64)`).
 //!
 //! A tolerance keyword's value (`rtol=1e-3`) and an annotation do not shrink: a tolerance
 //! goes whole or not at all (`delete_arguments`), an annotation stays a type.
@@ -205,7 +207,8 @@ fn exponents(exprs: &[&Expr]) -> HashSet<usize> {
 }
 
 /// `torch.zeros(SHAPE)` and `torch.ones(SHAPE)` for `torch.tensor(LIST)` of a rectangular
-/// nested list of float literals (keywords carried over); nothing for any other call.
+/// nested list of number literals (keywords carried over; a list of integers alone keeps its
+/// dtype, `dtype=torch.int64`, where no keyword gives one); nothing for any other call.
 fn filled_tensors(script: &Script, call: &ast::ExprCall) -> Vec<String> {
     let Expr::Attribute(func) = &*call.func else {
         return Vec::new();
@@ -213,36 +216,45 @@ fn filled_tensors(script: &Script, call: &ast::ExprCall) -> Vec<String> {
     let ([list @ Expr::List(_)], "tensor") = (&*call.arguments.args, func.attr.as_str()) else {
         return Vec::new();
     };
-    let Some(shape) = float_shape(list) else {
+    let Some((shape, floats)) = number_shape(list) else {
         return Vec::new();
     };
     let module = script.slice(&*func.value);
     let mut arguments: Vec<String> = shape.iter().map(usize::to_string).collect();
-    arguments.extend(
-        call.arguments
-            .keywords
-            .iter()
-            .map(|k| script.slice(k).to_string()),
-    );
+    let keywords = &call.arguments.keywords;
+    arguments.extend(keywords.iter().map(|k| script.slice(k).to_string()));
+    let typed = keywords
+        .iter()
+        .any(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "dtype"));
+    if !floats && !typed {
+        arguments.push(format!("dtype={module}.int64"));
+    }
     ["zeros", "ones"]
         .iter()
         .map(|fill| format!("{module}.{fill}({})", arguments.join(", ")))
         .collect()
 }
 
-/// The shape of a rectangular, non-empty nested list of float literals.
-fn float_shape(expr: &Expr) -> Option<Vec<usize>> {
+/// The shape of a rectangular, non-empty nested list of number literals, and whether one of
+/// them is a float.
+fn number_shape(expr: &Expr) -> Option<(Vec<usize>, bool)> {
     match expr {
-        Expr::NumberLiteral(n) if matches!(n.value, ast::Number::Float(_)) => Some(Vec::new()),
-        Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => float_shape(&u.operand),
+        Expr::NumberLiteral(n) => match n.value {
+            ast::Number::Float(_) => Some((Vec::new(), true)),
+            ast::Number::Int(_) => Some((Vec::new(), false)),
+            ast::Number::Complex { .. } => None,
+        },
+        Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => number_shape(&u.operand),
         Expr::List(l) if !l.elts.is_empty() => {
-            let inner = float_shape(&l.elts[0])?;
+            let (inner, mut floats) = number_shape(&l.elts[0])?;
             for e in &l.elts[1..] {
-                if float_shape(e)? != inner {
+                let (shape, float) = number_shape(e)?;
+                if shape != inner {
                     return None;
                 }
+                floats |= float;
             }
-            Some([vec![l.elts.len()], inner].concat())
+            Some(([vec![l.elts.len()], inner].concat(), floats))
         }
         _ => None,
     }
@@ -365,6 +377,16 @@ fn shorter_strings(literal: &str) -> Vec<String> {
             .find(|&end| end >= body.len() / 2)
             .unwrap_or(body.len()),
     };
+    // A qualified name loses a whole part: `'aten::summary.create_file_writer'` becomes
+    // `'aten::summary'` or `'summary.create_file_writer'`, never `'::su'`.
+    if let Some(parts) = super::helpers::qualified_parts(body) {
+        let (first, last) = (parts[0].end, parts[parts.len() - 1].start);
+        return [&body[..last], &body[first..]]
+            .into_iter()
+            .map(|half| half.trim_matches([':', '.']))
+            .map(|half| format!("{prefix}{quote}{half}{quote}"))
+            .collect();
+    }
     // Words stay words: `"a, b, c"` halves to `"a, "`, not on to `", "`.
     let worded = |t: &str| t.chars().any(char::is_alphanumeric);
     let mut out = Vec::new();
@@ -454,6 +476,17 @@ mod tests {
     }
 
     #[test]
+    fn a_qualified_name_loses_whole_parts() {
+        assert_eq!(
+            shorter_strings("'aten::summary.create_file_writer'"),
+            ["'aten::summary'", "'summary.create_file_writer'"]
+        );
+        assert_eq!(shorter_strings("'torch.nn'"), ["'torch'", "'nn'"]);
+        // Not a name: halved as any string.
+        assert_eq!(shorter_strings("'a..b'"), ["'a.'", "'.b'"]);
+    }
+
+    #[test]
     fn a_string_halves_between_escapes_not_inside_one() {
         assert_eq!(shorter_strings(r#""1 3\n5 7""#), [r#""1 3\n""#, r#""5 7""#]);
     }
@@ -511,10 +544,16 @@ mod tests {
             texts.contains(&"t = torch.ones(2, 1, 1, requires_grad=True)\n".to_string()),
             "{texts:#?}"
         );
-        // Ragged, integer or empty: left as written.
+        // Integers keep their dtype.
+        let texts = candidate_texts(&ShrinkValues, "x = torch.tensor([1, 1, 1, 1])\n");
+        assert!(
+            texts.contains(&"x = torch.ones(4, dtype=torch.int64)\n".to_string()),
+            "{texts:#?}"
+        );
+        // Ragged, of booleans or empty: left as written.
         for text in [
             "torch.tensor([[0.0], [1.0, 2.0]])\n",
-            "torch.tensor([1, 2])\n",
+            "torch.tensor([True, False])\n",
             "torch.tensor([])\n",
         ] {
             let texts = candidate_texts(&ShrinkValues, text);

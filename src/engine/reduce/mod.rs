@@ -229,9 +229,19 @@ impl Ground {
 }
 
 impl Reduction<'_> {
-    /// The candidates' timeout, from the original's runs in `base` unless `--timeout` gives it.
+    /// The candidates' timeout, from the original's runs in `base` unless `--timeout` gives it:
+    /// five times its cold run's time, and for a warm candidate five times its warm run's,
+    /// where one was made (a warm worker has paid the imports already: a candidate that
+    /// never ends costs that much less).
     fn set_timeout(&mut self, base: &Baseline) {
-        self.workers.timeout = self.timeout.unwrap_or((base.duration * 5).max(MIN_TIMEOUT));
+        let five_times = |d: Duration| (d * 5).max(MIN_TIMEOUT);
+        self.workers.timeout = self.timeout.unwrap_or(five_times(base.duration));
+        self.workers.warm_timeout = match self.timeout {
+            Some(_) => None,
+            None => base
+                .warm_duration
+                .map(|d| five_times(d).min(self.workers.timeout)),
+        };
     }
 
     /// The control and the anchor, once the original fails as `base` says.

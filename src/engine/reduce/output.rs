@@ -241,8 +241,12 @@ impl Reduction<'_> {
             }
         ));
         run_dir.log(format!(
-            "timeout per candidate: {:.1} s, jobs: {}",
+            "timeout per candidate: {:.1} s{}, jobs: {}",
             workers.timeout.as_secs_f64(),
+            workers
+                .warm_timeout
+                .map(|t| format!(" cold, {:.1} s warm", t.as_secs_f64()))
+                .unwrap_or_default(),
             self.jobs_note
                 .clone()
                 .unwrap_or_else(|| workers.jobs.to_string())
