@@ -15,7 +15,8 @@
 # code (module-level code alone when a function may be compiled or traced) keep the last
 # torch or numpy value they computed, and the line after
 # "scrub-probe-values: " gives each one's place and a constructor of that value (floats to
-# four significant digits), again not for an AssertionError.
+# four significant digits), for an AssertionError only the random draws' (its inputs, not the
+# computation it checks).
 import ast
 import builtins
 import json
@@ -458,6 +459,20 @@ def frame_facts(frame, line, source, tree, handled, path, rebuild=True, generic=
     }
 
 
+# What a random draw's code says: `torch.randn(…)`, `x.uniform_(-7, -3)`, `np.random.rand(…)`.
+DRAWS = (".rand", "uniform_(", "normal_(", ".normal(", ".uniform(", "bernoulli")
+
+
+def drawn(lines, start, end):
+    """Whether the code between `start` and `end` ((line, column), lines from 1) draws random
+    numbers, by its text."""
+    (l0, c0), (l1, c1) = start, end
+    if l0 != l1 or not 0 < l0 <= len(lines):
+        return False
+    code = lines[l0 - 1][c0:c1]
+    return any(d in code for d in DRAWS)
+
+
 def report(exc, path):
     """Write the frames of `path` (the script's file name) on `exc`'s traceback to stderr."""
     with open(path, encoding="utf-8") as f:
@@ -479,12 +494,17 @@ def report(exc, path):
     # What the code computed, before `frame_facts` evaluates the failing lines' expressions
     # again (which may run instrumented code).
     values = []
-    if rebuild and frames:
+    lines = source.splitlines()
+    if frames:
         globals_ = frames[-1][0].f_globals
         for number, value in sorted(SEEN.items()):
+            start, end = PLACES[number]
+            # A check's inputs drawn at random are no computation it checks: their values
+            # may stand in for the draw (and the seed go).
+            if not rebuild and not drawn(lines, start, end):
+                continue
             # Floats to four significant digits, as a person writes them.
             code = constructor(value, globals_, digits=4)
-            start, end = PLACES[number]
             if code is not None:
                 values.append({"start": start, "end": end, "code": code})
     facts = [

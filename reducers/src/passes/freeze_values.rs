@@ -31,7 +31,8 @@
 //!
 //! ## When it cannot apply
 //! Failures without a traceback, an `AssertionError` (a check fed computed values compares
-//! constants, not the computation it checks), code inside functions and classes of a script
+//! constants, not the computation it checks; its inputs drawn at random are frozen, as
+//! `x.uniform_(-7, -3)` → `torch.tensor([-5.2, …])`), code inside functions and classes of a script
 //! that mentions `compile`, `dynamo`, `torch.jit`, `torch.export`, `torch.func` and the like,
 //! and values other than tensors, standard modules and arrays. A value computed in a
 //! function called many times is its last one, the one of the failing call.
@@ -48,6 +49,16 @@ pub struct FreezeValues;
 /// The most candidates a round offers: each costs a run, and the largest expressions,
 /// offered first, are the ones worth most.
 const MAX_CANDIDATES: usize = 24;
+
+/// What a random draw's code says (as `probe.py` reads it).
+const DRAWS: &[&str] = &[
+    ".rand",
+    "uniform_(",
+    "normal_(",
+    ".normal(",
+    ".uniform(",
+    "bernoulli",
+];
 
 impl Pass for FreezeValues {
     fn info(&self) -> PassInfo {
@@ -82,7 +93,7 @@ impl Pass for FreezeValues {
                 .any(|n| r.start <= n.start && n.end <= r.end)
         };
         let drawn = |r: &Range<usize>, code: &str| {
-            text[r.clone()].contains(".rand")
+            DRAWS.iter().any(|d| text[r.clone()].contains(d))
                 && (code.contains(".tensor(") || code.contains(".array("))
         };
         let mut places: Vec<(Range<usize>, &Computed)> = crash
@@ -207,6 +218,15 @@ mod tests {
                 "import torch\nx = torch.tensor([-0.5])\ny = torch.randn(1).requires_grad_()\n",
                 "import torch\nx = torch.randn(1)\ny = torch.tensor([0.25]).requires_grad_()\n",
             ]
+        );
+        let text = "import torch\nangle = torch.zeros(2).uniform_(-7, -3)\n";
+        let texts = results(
+            text,
+            vec![computed((2, 8), (2, 39), "torch.tensor([-5.25, -3.5])")],
+        );
+        assert_eq!(
+            texts,
+            ["import torch\nangle = torch.tensor([-5.25, -3.5])\n"]
         );
     }
 }
