@@ -8,6 +8,10 @@
 //! function that calls itself (by name, or as `self.name`) keeps every `return` and `raise`
 //! that does not, a path that leaves before it calls itself, and a call of itself with
 //! something that moves (not only literals, nor its own parameters as received).
+//!
+//! The rule holds where the original's `RecursionError` came short of the recursion limit
+//! ([`crate::Options::bounded_recursion`]); one that ran up to it (a dependency cycle walked
+//! for ever) is an endless recursion itself, and may become `def visit(n): visit(n)`.
 
 use std::collections::BTreeMap;
 

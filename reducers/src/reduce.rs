@@ -101,6 +101,9 @@ pub struct Options {
     /// The keywords the failure's message names that the failing line passes, which a
     /// candidate still passes (see [`crate::named`]).
     pub named: std::collections::BTreeSet<String>,
+    /// Whether the failure is a `RecursionError` the original raised short of its limit: no
+    /// candidate recurses endlessly (see [`crate::recursion`]).
+    pub bounded_recursion: bool,
 }
 
 impl Default for Options {
@@ -115,6 +118,7 @@ impl Default for Options {
             unguarded: false,
             producers: Default::default(),
             named: Default::default(),
+            bounded_recursion: false,
         }
     }
 }
@@ -1032,9 +1036,9 @@ struct Rules {
     /// The keywords that turn on a library's checks of its input: a candidate still passes
     /// them `True` (see [`crate::validating`]).
     validating: std::collections::BTreeSet<String>,
-    /// The script's recursions: a candidate makes none endless, and keeps their ways out
-    /// (see [`crate::recursion`]).
-    recursions: crate::recursion::Recursions,
+    /// The script's recursions, where the failure is one cut short of its limit: a
+    /// candidate makes none endless, and keeps their ways out (see [`crate::recursion`]).
+    recursions: Option<crate::recursion::Recursions>,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }
@@ -1091,7 +1095,9 @@ impl Rules {
             },
             named: options.named.clone(),
             validating: crate::validating::validating(current),
-            recursions: crate::recursion::Recursions::of(current),
+            recursions: options
+                .bounded_recursion
+                .then(|| crate::recursion::Recursions::of(current)),
             message: message.map(str::to_string),
         }
     }
@@ -1130,7 +1136,7 @@ impl Rules {
             && crate::definitions::keeps(&self.made, candidate)
             && crate::named::keeps(&self.named, candidate)
             && crate::validating::keeps(&self.validating, candidate)
-            && self.recursions.keeps(candidate)
+            && self.recursions.as_ref().is_none_or(|r| r.keeps(candidate))
             && self
                 .kinds
                 .as_ref()

@@ -45,6 +45,9 @@ STORES = False
 # apart the failing check's were (`scrub-sides: `): their shapes and largest difference.
 SIDES = False
 SIDES_MARK = "\nscrub-sides: "
+# For a `RecursionError`, how deep its traceback was and the recursion limit it ran under
+# (`scrub-depth: `): one raised well before the limit is no endless recursion.
+DEPTH_MARK = "\nscrub-depth: "
 # The sides of the last check computed: its line, and each side by its place.
 COMPARED = {}
 # How deep containers are followed, and how many of their items are looked at.
@@ -617,6 +620,9 @@ def report(exc, path):
             "positional": None,
         })
     sys.stderr.write(MARK + json.dumps(calls) + "\n")
+    if isinstance(exc, RecursionError):
+        depth = {"frames": len(frames), "limit": sys.getrecursionlimit()}
+        sys.stderr.write(DEPTH_MARK + json.dumps(depth) + "\n")
     if SIDES and isinstance(exc, AssertionError):
         line, tb = None, exc.__traceback__
         while tb is not None:

@@ -101,6 +101,27 @@ pub fn apart(outcome: &Outcome) -> Option<Apart> {
     report(outcome, SIDES_MARK)
 }
 
+/// How deep a `RecursionError`'s traceback was, and the limit it ran under (see `kinds.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Depth {
+    pub frames: usize,
+    pub limit: usize,
+}
+
+impl Depth {
+    /// Whether the recursion was cut short of its limit (under 90 % of it): a `@cache`
+    /// wrapper's C limit at depth 500 under `setrecursionlimit(2000)`, not an endless
+    /// recursion, which runs up to the limit.
+    pub fn short_of_limit(&self) -> bool {
+        self.frames * 10 < self.limit * 9
+    }
+}
+
+/// The depth a run's `RecursionError` was raised at, from its report.
+pub fn depth(outcome: &Outcome) -> Option<Depth> {
+    report(outcome, "scrub-depth: ")
+}
+
 impl Apart {
     /// Why a candidate's check, `now`, no longer fails the way the original's did: it
     /// compares values of two shapes where the original compared two of one (`torch.equal`
@@ -516,6 +537,24 @@ mod tests {
     }
 
     const CONFIG: &str = "import logging.config\nclass Config:\n    version = 1\n";
+
+    #[test]
+    fn a_recursion_error_says_how_deep_it_was() {
+        let sig = Signature::parse("RecursionError").unwrap();
+        let workers = Workers::new("python3".into(), Duration::from_secs(30), 1, Vec::new());
+        let depth_of = |text: &str| {
+            let outcome = workers
+                .probe(text, runner(&sig, false))
+                .expect("python3 runs");
+            depth(&outcome).unwrap_or_else(|| panic!("no depth:\n{}", outcome.stderr))
+        };
+        let endless = depth_of("def f(n):\n    return f(n + 1)\nf(0)\n");
+        assert!(!endless.short_of_limit(), "{endless:?}");
+        let early = depth_of(
+            "def f(n):\n    if n == 3:\n        raise RecursionError\n    return f(n + 1)\nf(0)\n",
+        );
+        assert!(early.short_of_limit(), "{early:?}");
+    }
 
     #[test]
     fn the_failing_calls_arguments_of_one_shape_keep_one_shape() {

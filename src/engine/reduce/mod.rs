@@ -128,6 +128,9 @@ struct KeptPath {
     kinds: Vec<Call>,
     custom_run: Vec<String>,
     apart: Option<crate::engine::kinds::Apart>,
+    /// A `RecursionError` raised short of the recursion limit: no candidate may recurse
+    /// endlessly (see [`scrub_reducers::recursion`]).
+    bounded_recursion: bool,
 }
 
 /// The seconds each stage of a reduction took, in order.
@@ -176,6 +179,9 @@ struct Ground {
     /// The library functions whose results the failing line reads (see
     /// [`Reduction::producers`]).
     producers: BTreeSet<String>,
+    /// The original's `RecursionError` came short of the recursion limit (see
+    /// [`KeptPath::bounded_recursion`]).
+    bounded_recursion: bool,
 }
 
 /// The original of `options` as a reduction settles it before its first candidate: what a
@@ -201,6 +207,7 @@ pub(crate) fn settle(options: &Options) -> Result<Option<Settled>> {
         kinds,
         custom_run,
         apart,
+        ..
     } = reduction.kept_path(&base.signature, &guard, None)?;
     let producers = reduction.producers(&base, &anchor);
     let made_for = reduction.made_for(&producers, &kinds);
@@ -311,6 +318,8 @@ impl Reduction<'_> {
             kinds,
             custom_run: custom,
             apart,
+            bounded_recursion: crate::engine::kinds::depth(&outcome)
+                .is_some_and(|d| d.short_of_limit()),
         })
     }
 
@@ -363,6 +372,7 @@ impl Reduction<'_> {
             kinds,
             custom_run,
             apart,
+            bounded_recursion,
         } = self.kept_path(&sig, &guard, report)?;
         let producers = self.producers(&base, &anchor);
         let made_for = self.made_for(&producers, &kinds);
@@ -408,6 +418,7 @@ impl Reduction<'_> {
             run_dir,
             cache,
             producers,
+            bounded_recursion,
         };
         self.log_ground(&ground);
         Ok(ground)

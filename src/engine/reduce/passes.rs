@@ -193,6 +193,7 @@ impl Reduction<'_> {
                     .as_ref()
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
             producers: ground.producers.clone(),
+            bounded_recursion: ground.bounded_recursion,
             ..Default::default()
         };
         let mut passes = Loop {
