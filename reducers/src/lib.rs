@@ -15,6 +15,7 @@ pub mod established;
 pub mod expected;
 pub mod fields;
 pub mod fix;
+pub mod ignored;
 pub mod kinds;
 pub mod locals;
 pub mod long_lines;

@@ -1039,6 +1039,9 @@ struct Rules {
     /// The script's recursions, where the failure is one cut short of its limit: a
     /// candidate makes none endless, and keeps their ways out (see [`crate::recursion`]).
     recursions: Option<crate::recursion::Recursions>,
+    /// The parameters the script's lambdas do not read: a candidate has no more (see
+    /// [`crate::ignored`]).
+    unread_lambda_parameters: usize,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }
@@ -1095,6 +1098,7 @@ impl Rules {
             },
             named: options.named.clone(),
             validating: crate::validating::validating(current),
+            unread_lambda_parameters: crate::ignored::unread_lambda_parameters(current),
             recursions: options
                 .bounded_recursion
                 .then(|| crate::recursion::Recursions::of(current)),
@@ -1137,6 +1141,7 @@ impl Rules {
             && crate::named::keeps(&self.named, candidate)
             && crate::validating::keeps(&self.validating, candidate)
             && self.recursions.as_ref().is_none_or(|r| r.keeps(candidate))
+            && crate::ignored::unread_lambda_parameters(candidate) <= self.unread_lambda_parameters
             && self
                 .kinds
                 .as_ref()

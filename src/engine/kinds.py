@@ -189,12 +189,39 @@ def apart(line):
     if COMPARED.get("line") != line or 0 not in COMPARED or 1 not in COMPARED:
         return None
     a, b = COMPARED[0], COMPARED[1]
-    out = {"shapes": [shape_of(a), shape_of(b)], "diff": None}
+    out = {"shapes": [side_shape(a), side_shape(b)], "diff": None,
+           "exact": integral(a) and integral(b)}
     try:
         out["diff"] = repr(float(largest_difference(a, b)))
     except Exception:
         pass
     return out
+
+
+def integral(value):
+    """Whether `value` is an integer, or an array or tensor of integers."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    dtype = getattr(value, "dtype", None)
+    is_floating = getattr(value, "is_floating_point", None)
+    if dtype is None:
+        return False
+    try:
+        if callable(is_floating):
+            return not is_floating() and not value.is_complex() and dtype != sys.modules["torch"].bool
+        return getattr(dtype, "kind", "") in "iu" and getattr(dtype, "kind", "") != ""
+    except Exception:
+        return False
+
+
+def side_shape(value):
+    """A checked side's shape: an array's or tensor's, a tuple's or list's length (`(3, 41)`
+    against `(3,)` can never be equal)."""
+    if isinstance(value, (tuple, list)):
+        return [len(value)]
+    return shape_of(value)
 
 
 def shape_of(value):

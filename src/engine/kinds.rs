@@ -89,11 +89,18 @@ pub fn first_runner() -> &'static str {
 pub struct Apart {
     pub shapes: [Option<Vec<usize>>; 2],
     pub diff: Option<String>,
+    /// Whether both sides were integers (or arrays or tensors of them).
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// How many orders of magnitude a check's difference may move from the original's: shrinking
 /// sizes and values moves it by one or two; another bug, or none, by many more.
 const ORDERS: f64 = 4.0;
+
+/// The same for a check of integers, which no rounding of the inputs moves: a quantized add
+/// off by one (155 for 154) does not become a saturated 255.
+const EXACT_ORDERS: f64 = 1.0;
 
 /// How far apart the sides of the failed check of the run in `outcome` were; `None` when it
 /// reported none (not a check of a form the runner knows, or not an `AssertionError`).
@@ -151,7 +158,8 @@ impl Apart {
             2 => "nothing".to_string(),
             _ => format!("{d:.3e}"),
         };
-        if class(was) != class(is) || (class(was) == 3 && (is.log10() - was.log10()).abs() > ORDERS)
+        let orders = if self.exact { EXACT_ORDERS } else { ORDERS };
+        if class(was) != class(is) || (class(was) == 3 && (is.log10() - was.log10()).abs() > orders)
         {
             return Some(format!(
                 "the check's sides differ by {} where the original's differed by {}",
@@ -625,7 +633,22 @@ mod tests {
         let shaped = |a: &[usize], b: &[usize]| Apart {
             shapes: [Some(a.to_vec()), Some(b.to_vec())],
             diff: Some("0.25".into()),
+            exact: false,
         };
+        // Integers are exact: off by one stays within an order of magnitude.
+        let off_by_one = apart_of("assert 155 == 154\n").unwrap();
+        assert!(off_by_one.exact);
+        let saturated = apart_of("assert 255 == 154\n").unwrap();
+        assert!(off_by_one.moved(&saturated).is_some());
+        assert_eq!(
+            off_by_one.moved(&apart_of("assert 3 == 1\n").unwrap()),
+            None
+        );
+        assert!(!near.exact);
+        // A tuple's length is its shape: `(3, 41) == (3,)` is false by design.
+        let pair = apart_of("assert (3, 41) == (3, 45)\n").unwrap();
+        let short = apart_of("assert (3, 41) == (3,)\n").unwrap();
+        assert!(pair.moved(&short).is_some_and(|why| why.contains("shapes")));
         let moved = shaped(&[16], &[16]).moved(&shaped(&[1, 1], &[1, 1, 1]));
         assert!(moved.is_some_and(|why| why.contains("shapes")));
         assert_eq!(shaped(&[16], &[16]).moved(&shaped(&[2], &[2])), None);
