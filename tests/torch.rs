@@ -529,6 +529,8 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
                 torch.set_default_dtype(torch.float64)\n\
                 torch.set_grad_enabled(False)\n\
                 torch.set_printoptions(precision=1)\n\
+                torch.backends.quantized.engine = 'qnnpack'\n\
+                torch.set_float32_matmul_precision('medium')\n\
                 print(os.getpid(), torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n";
     let look = "import os\nimport torch\n\
                 from torch._dynamo.utils import counters\n\
@@ -536,7 +538,8 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
                 c = torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY\n\
                 print(os.getpid(), c, torch._dynamo.config.cache_size_limit > 1, torch.get_default_dtype(), torch.is_grad_enabled(), torch.tensor([0.123456]))\n\
                 print(torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n\
-                print(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n";
+                print(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n\
+                print(torch.backends.quantized.engine != 'qnnpack', torch.get_float32_matmul_precision())\n";
     let (_dir, mut workers) = in_process_worker(python, leak);
     // A cache of its own: a compile that misses starts inductor's thread pool, which the
     // candidate's end must stop.
@@ -559,6 +562,7 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
     // The worker's own first compile went to the kept cache; the script's go to the run's.
     let cache = workers.inductor.as_ref().unwrap().path();
     assert_eq!(lines[2], cache.to_str().unwrap());
+    assert_eq!(lines[3], "True highest");
     assert!(workers.events().is_empty(), "{:?}", workers.events());
 }
 

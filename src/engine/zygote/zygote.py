@@ -784,7 +784,8 @@ class State:
     once the worker is ready: the modules, the environment, the working directory, argv and
     path, the warning filters, the standard streams, and torch's global settings (default
     dtype and device, grad and anomaly modes, deterministic flags, threads, print options,
-    dynamo's and inductor's configs). `restore` puts them back after a candidate, resets
+    `torch.backends` flags (the quantized engine, cuDNN's, TF32), matmul precision, dynamo's
+    and inductor's configs). `restore` puts them back after a candidate, resets
     dynamo and frees CUDA's cache, and says what still differs."""
 
     def __init__(self):
@@ -927,6 +928,8 @@ def torch_state(before=None):
                               torch.is_deterministic_algorithms_warn_only_enabled()),
             "threads": torch.get_num_threads(),
             "print": dict(vars(torch._tensor_str.PRINT_OPTS)),
+            "backends": backend_flags(torch),
+            "matmul_precision": torch.get_float32_matmul_precision(),
         }
         if hasattr(torch, "get_default_device"):
             state["device"] = str(torch.get_default_device())
@@ -935,6 +938,37 @@ def torch_state(before=None):
         return state
     except BaseException as exc:
         return {"unreadable": repr(exc)}
+
+
+# The flags of `torch.backends` a candidate may set (`torch.backends.quantized.engine =
+# "qnnpack"`), by module and attribute.
+BACKEND_FLAGS = (("quantized", "engine"), ("cudnn", "enabled"), ("cudnn", "benchmark"),
+                 ("cudnn", "deterministic"), ("cudnn", "allow_tf32"), ("mkldnn", "enabled"),
+                 ("cuda.matmul", "allow_tf32"), ("cuda.matmul", "allow_fp16_reduced_precision_reduction"))
+
+
+def backend_flags(torch):
+    """The values of `BACKEND_FLAGS` that can be read."""
+    flags = {}
+    for module, attribute in BACKEND_FLAGS:
+        try:
+            owner = torch.backends
+            for part in module.split("."):
+                owner = getattr(owner, part)
+            flags[(module, attribute)] = getattr(owner, attribute)
+        except Exception:
+            pass
+    return flags
+
+
+def restore_backend_flags(torch, flags):
+    """Sets each of `flags` back where a candidate changed it."""
+    for (module, attribute), value in flags.items():
+        owner = torch.backends
+        for part in module.split("."):
+            owner = getattr(owner, part)
+        if getattr(owner, attribute) != value:
+            setattr(owner, attribute, value)
 
 
 # torch's config modules, whose settings a candidate may change.
@@ -1005,7 +1039,10 @@ def restore_torch(state):
         lambda: torch.set_grad_enabled(state["grad"]),
         lambda: torch.autograd.set_detect_anomaly(state["anomaly"]),
         lambda: vars(torch._tensor_str.PRINT_OPTS).update(state["print"]),
+        lambda: restore_backend_flags(torch, state["backends"]),
     ]
+    if torch.get_float32_matmul_precision() != state["matmul_precision"]:
+        steps.append(lambda: torch.set_float32_matmul_precision(state["matmul_precision"]))
     # Set only when changed: setting it sets inductor's `deterministic` too, which a config
     # module as its import left it must not have (see `untouched`).
     deterministic = (torch.are_deterministic_algorithms_enabled(),
