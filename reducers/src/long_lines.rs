@@ -10,7 +10,8 @@
 //! is the one the original script gave the same thing: the result of a call of the same
 //! function (`X = torch.stft(…)` names a `torch.stft` call `X` again), the function with the
 //! same parameters (the `def` that `lambda_functions` wrote in place); else the function's own
-//! name (`x` for a tensor or array factory), or `f` for a lambda. The candidates after which
+//! name (`x` for a tensor or array factory; a method of a call's value, `torch.Tensor([…]).to(…)`,
+//! by that call's), or `f` for a lambda. The candidates after which
 //! both lines fit come first (one line more, not two), else those that leave the narrowest;
 //! then those the original named, then left to right. The loop takes them one at a time until
 //! every line fits.
@@ -55,7 +56,7 @@ pub const LIMIT: usize = 120;
 const SHORT: usize = 20;
 
 /// Functions whose result a person calls `x`: the tensor and array factories.
-const FACTORIES: &str = "arange array asarray empty full linspace ones ones_like rand rand_like \
+const FACTORIES: &str = "Tensor arange array asarray empty full linspace ones ones_like rand rand_like \
     randint randn randn_like tensor zeros zeros_like";
 
 /// Each argument of `expr` when it is a call, by its place: the callee's last name and the
@@ -261,9 +262,21 @@ impl NameLongValues {
         {
             return name.clone();
         }
-        let callee = callee_name(&call.func).unwrap_or("value");
+        // A method of a call's value is named for that call: `torch.Tensor([…]).to(…)` is a
+        // tensor, `x`, not a `to`.
+        let mut named = call;
+        while let Expr::Attribute(method) = &*named.func
+            && let Expr::Call(receiver) = &*method.value
+            && self
+                .names
+                .get(callee_name(&named.func).unwrap_or(""))
+                .is_none()
+        {
+            named = receiver;
+        }
+        let callee = callee_name(&named.func).unwrap_or("value");
         let own = snake_case(callee.trim_end_matches('_'));
-        let own = if FACTORIES.split_whitespace().any(|f| f == callee) {
+        let own = if is_factory(callee) {
             "x"
         } else if is_identifier(&own) && !BUILTINS.split_whitespace().any(|b| b == own) {
             own.as_str()
@@ -690,6 +703,20 @@ mod tests {
         assert!(
             built.iter().any(|t| t.starts_with("value = sum(")),
             "{built:?}"
+        );
+        // A method of a call's value is named for that call.
+        let converted = named(
+            "",
+            &wide.replace(
+                "torch.randn(1408, 2, 2, 2)",
+                "torch.Tensor([1408, 2, 2, 2]).to(torch.float32)",
+            ),
+        );
+        assert!(
+            converted
+                .iter()
+                .any(|t| t.starts_with("x = torch.Tensor([1408, 2, 2, 2]).to(torch.float32)\n")),
+            "{converted:?}"
         );
     }
 

@@ -199,11 +199,14 @@ def apart(line):
 
 
 def integral(value):
-    """Whether `value` is an integer, or an array or tensor of integers."""
+    """Whether `value` is an integer, a tuple or list of them, or an array or tensor of
+    integers."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
         return True
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(integral(v) and not isinstance(v, (tuple, list)) for v in value)
     dtype = getattr(value, "dtype", None)
     is_floating = getattr(value, "is_floating_point", None)
     if dtype is None:
@@ -247,6 +250,10 @@ def largest_difference(a, b):
     number = lambda v: isinstance(v, (int, float, complex)) and not isinstance(v, bool)
     if number(a) and number(b):
         return abs(a - b)
+    # Tuples or lists of numbers of one length, item by item: `(3, 41)` against `(3, 45)`.
+    if (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
+            and a and all(number(x) and number(y) for x, y in zip(a, b))):
+        return max(abs(x - y) for x, y in zip(a, b))
     raise TypeError("not numbers")
 
 
