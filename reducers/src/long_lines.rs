@@ -267,10 +267,9 @@ impl NameLongValues {
         let mut named = call;
         while let Expr::Attribute(method) = &*named.func
             && let Expr::Call(receiver) = &*method.value
-            && self
+            && !self
                 .names
-                .get(callee_name(&named.func).unwrap_or(""))
-                .is_none()
+                .contains_key(callee_name(&named.func).unwrap_or(""))
         {
             named = receiver;
         }
