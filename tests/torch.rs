@@ -531,7 +531,8 @@ fn a_worker_that_runs_candidates_in_its_own_process_puts_torch_back_between_them
                 torch.set_printoptions(precision=1)\n\
                 torch.backends.quantized.engine = 'qnnpack'\n\
                 torch.set_float32_matmul_precision('medium')\n\
-                print(os.getpid(), torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n";
+                print(os.getpid(), torch.compile(lambda x: x.relu())(torch.ones(2)).tolist())\n\
+                torch._dynamo.config = True\n";
     let look = "import os\nimport torch\n\
                 from torch._dynamo.utils import counters\n\
                 assert not counters, dict(counters)\n\

@@ -279,12 +279,14 @@ class Hidden:
         for name, module in self.modules.items():
             sys.modules.setdefault(name, module)
         self.modules.clear()
+        # Set again, not only where unset: a candidate that rebinds a package's submodule
+        # (`torch._dynamo.config = True`) would leave it so for the next.
         for parent, names in self.children.items():
             owner = sys.modules.get(parent)
             attrs = getattr(owner, "__dict__", None)
             for name in names:
                 if attrs is not None and name in sys.modules:
-                    attrs.setdefault(name.rpartition(".")[2], sys.modules[name])
+                    attrs[name.rpartition(".")[2]] = sys.modules[name]
 
 
 class Reveal:
