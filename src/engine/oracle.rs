@@ -201,6 +201,18 @@ impl Criteria {
     /// original's, the failing call lost a positional argument, or it no longer reads what the
     /// library made for it (see [`Criteria::made_for`]).
     pub(crate) fn kinds_changed(&self, text: &str, outcome: &Outcome) -> Option<String> {
+        // A run under the runner that did not fail as the candidate's did (it timed out on a
+        // loaded machine, it was flaky) tells nothing: no verdict rests on a report it lacks.
+        let plain = kinds::without_report(outcome);
+        if self.judge(text, &plain) != Verdict::Same {
+            return Some(format!(
+                "its run under the kinds runner did not fail the same way: {}",
+                describe(&plain)
+            ));
+        }
+        if !self.kinds.is_empty() && kinds::calls(outcome).is_none() {
+            return Some("its run under the kinds runner reported no calls".to_string());
+        }
         if let Some(why) = self
             .apart
             .as_ref()
@@ -795,6 +807,40 @@ mod tests {
         let restarted = control.starting_from(minified);
         assert_eq!(restarted.eager_references, 0);
         assert_eq!(restarted.suspect, Suspect::Compile);
+    }
+
+    #[test]
+    fn a_run_under_the_kinds_runner_that_did_not_fail_the_same_way_refuses() {
+        let call = kinds::Call {
+            at: "ast.py:parse".into(),
+            args: Default::default(),
+            positional: Some(1),
+            place: None,
+            same_shape: Vec::new(),
+        };
+        let criteria = Criteria {
+            sig: Signature::parse("SyntaxError").unwrap(),
+            anchor: Anchor::default(),
+            attempts: 1,
+            kinds: vec![call],
+            custom_run: Vec::new(),
+            made_for: BTreeSet::new(),
+            apart: None,
+            version: PythonVersion::PY312,
+        };
+        let text = "import ast\nast.parse('\"')\n";
+        let timed_out = Outcome::exited(0, "");
+        assert!(
+            criteria
+                .kinds_changed(text, &timed_out)
+                .is_some_and(|why| why.contains("did not fail the same way"))
+        );
+        let unreported = Outcome::exited(1, "SyntaxError: unterminated string literal\n");
+        assert!(
+            criteria
+                .kinds_changed(text, &unreported)
+                .is_some_and(|why| why.contains("reported no calls"))
+        );
     }
 
     #[test]
