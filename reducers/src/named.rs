@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::passes::helpers::callee_name;
+use crate::passes::helpers::calls_library;
 use crate::producers::{Reach, statement_at};
 use crate::python::{Expr, Script, all_exprs, defined_names, exprs_of};
 
@@ -33,7 +33,7 @@ pub fn named(script: &Script, message: &str, line: &str) -> BTreeSet<String> {
         .into_iter()
         .flat_map(exprs_of)
         .filter(|e| match e {
-            Expr::Call(call) => !callee_name(&call.func).is_some_and(|n| defined.contains(n)),
+            Expr::Call(call) => calls_library(call, &defined),
             _ => false,
         })
         .flat_map(keywords_of)

@@ -346,6 +346,17 @@ pub fn is_literal(expr: &Expr) -> bool {
     )
 }
 
+/// Whether `expr` is made of literals and operators alone (`2**63 - 1`, `(3, [1.0])`).
+pub fn literal_only(expr: &Expr) -> bool {
+    exprs_of(expr).into_iter().all(|e| {
+        is_plain_literal(e)
+            || matches!(
+                e,
+                Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::Tuple(_) | Expr::List(_)
+            )
+    })
+}
+
 /// Whether `expr` is a literal that evaluates nothing (an f-string evaluates its fields).
 pub fn is_plain_literal(expr: &Expr) -> bool {
     is_literal(expr) && !matches!(expr, Expr::FString(_))

@@ -15,7 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::python::{Expr, Script, Stmt, all_bodies, ast, exprs_of};
+use crate::python::{
+    Expr, Script, Stmt, all_bodies, all_exprs, ast, child_bodies, exprs_of, literal_only, span,
+};
 
 /// The recursions of a script: how many never end, and the ways out of each.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,7 +71,7 @@ fn functions(script: &Script) -> impl Iterator<Item = &ast::StmtFunctionDef> {
 
 /// Whether `body` calls `name` anywhere (conditionally or not).
 fn calls_anywhere(body: &[Stmt], name: &str) -> bool {
-    crate::python::all_exprs(body)
+    all_exprs(body)
         .into_iter()
         .any(|e| matches!(e, Expr::Call(c) if is_itself(&c.func, name)))
 }
@@ -81,7 +83,7 @@ fn ways_out(body: &[Stmt], name: &str) -> usize {
         .flatten()
         .filter(|stmt| {
             matches!(stmt, Stmt::Return(_) | Stmt::Raise(_))
-                && !crate::python::all_exprs(std::slice::from_ref(*stmt))
+                && !all_exprs(std::slice::from_ref(*stmt))
                     .into_iter()
                     .any(|e| matches!(e, Expr::Call(c) if is_itself(&c.func, name)))
         })
@@ -111,17 +113,11 @@ fn stalls(def: &ast::StmtFunctionDef) -> bool {
         .map(|p| p.parameter.name.as_str())
         .filter(|p| *p != "self")
         .collect();
-    crate::python::all_exprs(&def.body).into_iter().any(|e| {
+    all_exprs(&def.body).into_iter().any(|e| {
         let Expr::Call(call) = e else { return false };
         let itself = is_itself(&call.func, name);
         let args = &call.arguments;
-        let literal = args.keywords.is_empty()
-            && args.args.iter().all(|a| {
-                exprs_of(a).into_iter().all(|x| {
-                    crate::python::is_plain_literal(x)
-                        || matches!(x, Expr::UnaryOp(_) | Expr::BinOp(_) | Expr::Tuple(_))
-                })
-            });
+        let literal = args.keywords.is_empty() && args.args.iter().all(literal_only);
         let unchanged = args.keywords.is_empty()
             && !params.is_empty()
             && args.args.len() == params.len()
@@ -169,9 +165,9 @@ fn always_calls(body: &[Stmt], name: &str) -> bool {
                     return false;
                 }
             }
-            Stmt::Return(_) | Stmt::Raise(_) => return own_exprs(stmt).any(|e| calls(e, name)),
+            Stmt::Return(_) | Stmt::Raise(_) => return calls_in(&own_exprs(stmt), name),
             _ => {
-                if own_exprs(stmt).any(|e| calls(e, name)) {
+                if calls_in(&own_exprs(stmt), name) {
                     return true;
                 }
                 if matches!(stmt, Stmt::Try(_) | Stmt::Match(_)) {
@@ -187,61 +183,54 @@ fn always_calls(body: &[Stmt], name: &str) -> bool {
 /// Whether some statement in `body`, at any depth, returns or raises without a call of `name`.
 fn leaves(body: &[Stmt], name: &str) -> bool {
     all_bodies(body).into_iter().flatten().any(|stmt| {
-        matches!(stmt, Stmt::Return(_) | Stmt::Raise(_)) && !own_exprs(stmt).any(|e| calls(e, name))
+        matches!(stmt, Stmt::Return(_) | Stmt::Raise(_)) && !calls_in(&own_exprs(stmt), name)
     })
 }
 
-/// The outermost expressions a statement evaluates itself (a compound statement's header's).
-fn own_exprs(stmt: &Stmt) -> impl Iterator<Item = &Expr> {
-    let own: Vec<&Expr> = crate::python::all_exprs(std::slice::from_ref(stmt))
+/// The expressions a statement evaluates itself (a compound statement's header's), at every
+/// depth.
+fn own_exprs(stmt: &Stmt) -> Vec<&Expr> {
+    all_exprs(std::slice::from_ref(stmt))
         .into_iter()
         .filter(|e| !inside_nested_body(stmt, e))
-        .collect();
-    let spans: Vec<_> = own.iter().map(|e| crate::python::span(*e)).collect();
-    own.into_iter().enumerate().filter_map(move |(i, e)| {
-        let r = &spans[i];
-        let inner = spans
-            .iter()
-            .enumerate()
-            .any(|(j, o)| j != i && o.start <= r.start && r.end <= o.end && o != r);
-        (!inner).then_some(e)
-    })
+        .collect()
 }
 
 /// Whether `expr` lies in a statement nested in `stmt`'s bodies (not its header).
 fn inside_nested_body(stmt: &Stmt, expr: &Expr) -> bool {
-    let r = crate::python::span(expr);
-    crate::python::child_bodies(stmt)
+    let r = span(expr);
+    child_bodies(stmt)
         .into_iter()
         .flatten()
-        .any(|s| crate::python::span(s).start <= r.start && r.end <= crate::python::span(s).end)
+        .any(|s| span(s).start <= r.start && r.end <= span(s).end)
 }
 
-/// Whether evaluating `expr` always calls `name` (or `self.name`): not only in one branch of a
-/// conditional expression, after the first operand of `and`/`or`, or in a lambda or a
-/// comprehension's body.
+/// Whether evaluating `expr` always calls `name` (see [`calls_in`]).
 fn calls(expr: &Expr, name: &str) -> bool {
-    let conditional: Vec<std::ops::Range<usize>> = exprs_of(expr)
-        .into_iter()
+    calls_in(&exprs_of(expr), name)
+}
+
+/// Whether evaluating `exprs` (an expression and all inside it) always calls `name` (or
+/// `self.name`): not only in one branch of a conditional expression, after the first operand
+/// of `and`/`or`, or in a lambda or a comprehension's body.
+fn calls_in(exprs: &[&Expr], name: &str) -> bool {
+    let conditional: Vec<std::ops::Range<usize>> = exprs
+        .iter()
         .flat_map(|e| match e {
-            Expr::If(x) => vec![
-                crate::python::span(&*x.body),
-                crate::python::span(&*x.orelse),
-            ],
-            Expr::BoolOp(x) => x.values[1..].iter().map(crate::python::span).collect(),
-            Expr::Lambda(x) => vec![crate::python::span(&*x.body)],
-            Expr::ListComp(x) => vec![crate::python::span(&*x.elt)],
-            Expr::SetComp(x) => vec![crate::python::span(&*x.elt)],
-            Expr::Generator(x) => vec![crate::python::span(x)],
-            Expr::DictComp(x) => vec![crate::python::span(x)],
+            Expr::If(x) => vec![span(&*x.body), span(&*x.orelse)],
+            Expr::BoolOp(x) => x.values[1..].iter().map(span).collect(),
+            Expr::Lambda(x) => vec![span(&*x.body)],
+            Expr::ListComp(x) => vec![span(&*x.elt)],
+            Expr::SetComp(x) => vec![span(&*x.elt)],
+            Expr::Generator(x) => vec![span(x)],
+            Expr::DictComp(x) => vec![span(x)],
             _ => Vec::new(),
         })
         .collect();
-    exprs_of(expr).into_iter().any(|e| {
+    exprs.iter().any(|e| {
         let Expr::Call(call) = e else { return false };
-        let itself = is_itself(&call.func, name);
-        let r = crate::python::span(e);
-        itself
+        let r = span(*e);
+        is_itself(&call.func, name)
             && !conditional
                 .iter()
                 .any(|c| c.start <= r.start && r.end <= c.end)

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::passes::helpers::callee_name;
+use crate::passes::helpers::calls_library;
 use crate::python::{Expr, Script, all_exprs, defined_names};
 
 /// The keywords that turn on a library's checks of its input, passed `True` to its calls in
@@ -24,7 +24,7 @@ pub fn validating(script: &Script) -> BTreeSet<String> {
             Expr::Call(call) => Some(call),
             _ => None,
         })
-        .filter(|call| !callee_name(&call.func).is_some_and(|n| defined.contains(n)))
+        .filter(|call| calls_library(call, &defined))
         .flat_map(|call| call.arguments.keywords.iter())
         .filter(|k| matches!(&k.value, Expr::BooleanLiteral(b) if b.value))
         .filter_map(|k| k.arg.as_ref().map(|a| a.id.to_string()))

@@ -208,13 +208,10 @@ def integral(value):
     if isinstance(value, (tuple, list)):
         return bool(value) and all(integral(v) and not isinstance(v, (tuple, list)) for v in value)
     dtype = getattr(value, "dtype", None)
-    is_floating = getattr(value, "is_floating_point", None)
-    if dtype is None:
-        return False
     try:
-        if callable(is_floating):
-            return not is_floating() and not value.is_complex() and dtype != sys.modules["torch"].bool
-        return getattr(dtype, "kind", "") in "iu" and getattr(dtype, "kind", "") != ""
+        if callable(getattr(value, "is_floating_point", None)):  # a tensor
+            return not value.is_floating_point() and not value.is_complex() and dtype != sys.modules["torch"].bool
+        return getattr(dtype, "kind", None) in ("i", "u")  # an array or numpy scalar
     except Exception:
         return False
 

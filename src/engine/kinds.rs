@@ -20,6 +20,7 @@ pub const SOURCE: &str = include_str!("kinds.py");
 const MARK: &str = "scrub-kinds: ";
 const LINES_MARK: &str = "scrub-lines: ";
 const SIDES_MARK: &str = "scrub-sides: ";
+const DEPTH_MARK: &str = "scrub-depth: ";
 /// Where the report starts: the runner writes it on a line of its own after the traceback.
 const REPORT: &str = "\nscrub-kinds: ";
 /// How `kinds.py` names the read of an attribute the script set, after `getattr(…, 'NAME')`.
@@ -127,7 +128,7 @@ impl Depth {
 
 /// The depth a run's `RecursionError` was raised at, from its report.
 pub fn depth(outcome: &Outcome) -> Option<Depth> {
-    report(outcome, "scrub-depth: ")
+    report(outcome, DEPTH_MARK)
 }
 
 impl Apart {

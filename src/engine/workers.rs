@@ -269,7 +269,7 @@ impl Workers {
     }
 
     /// How long the next run may take: warm or cold, as the workers run.
-    pub fn run_timeout(&self) -> Duration {
+    fn run_timeout(&self) -> Duration {
         match self.warm {
             Some(_) => self.warm_timeout.unwrap_or(self.timeout),
             None => self.timeout,

@@ -39,26 +39,17 @@
 
 use std::ops::Range;
 
+use super::helpers::{callee_name, is_random_function};
 use crate::crash::{Computed, Crash};
 use crate::edit::{Candidate, Edit};
 use crate::pass::{Growth, Pass, PassInfo};
-use crate::python::{Expr, Script, all_exprs, imported_names, span};
+use crate::python::{Expr, Script, all_exprs, exprs_of, imported_names, span};
 
 pub struct FreezeValues;
 
 /// The most candidates a round offers: each costs a run, and the largest expressions,
 /// offered first, are the ones worth most.
 const MAX_CANDIDATES: usize = 24;
-
-/// What a random draw's code says (as `probe.py` reads it).
-const DRAWS: &[&str] = &[
-    ".rand",
-    "uniform_(",
-    "normal_(",
-    ".normal(",
-    ".uniform(",
-    "bernoulli",
-];
 
 impl Pass for FreezeValues {
     fn info(&self) -> PassInfo {
@@ -80,8 +71,9 @@ impl Pass for FreezeValues {
         // draws before it may go): a constructor already (`torch.zeros(4)`) is left alone, and
         // values that change from run to run cannot take turns for ever.
         let imported = imported_names(script.body(), true);
-        let variables: Vec<Range<usize>> = all_exprs(script.body())
-            .into_iter()
+        let exprs = all_exprs(script.body());
+        let variables: Vec<Range<usize>> = exprs
+            .iter()
             .filter_map(|e| match e {
                 Expr::Name(n) if !imported.contains(n.id.as_str()) => Some(span(n)),
                 _ => None,
@@ -92,9 +84,14 @@ impl Pass for FreezeValues {
                 .iter()
                 .any(|n| r.start <= n.start && n.end <= r.end)
         };
+        // A draw: the expression there calls a random function, and its values are written out.
         let drawn = |r: &Range<usize>, code: &str| {
-            DRAWS.iter().any(|d| text[r.clone()].contains(d))
-                && (code.contains(".tensor(") || code.contains(".array("))
+            (code.contains(".tensor(") || code.contains(".array("))
+                && exprs.iter().filter(|e| span(**e) == *r).any(|e| {
+                    exprs_of(e).into_iter().any(|x| {
+                        matches!(x, Expr::Call(c) if callee_name(&c.func).is_some_and(is_random_function))
+                    })
+                })
         };
         let mut places: Vec<(Range<usize>, &Computed)> = crash
             .computed

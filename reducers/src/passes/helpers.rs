@@ -336,6 +336,37 @@ pub(crate) fn library_tokens(script: &Script) -> Vec<Range<usize>> {
     out
 }
 
+/// Whether a function of that name draws random numbers (`randn`, `uniform_`, `rand_like`,
+/// `random.choice`).
+pub(crate) fn is_random_function(name: &str) -> bool {
+    const DRAWS: &[&str] = &[
+        "randn",
+        "rand",
+        "randint",
+        "randperm",
+        "normal",
+        "bernoulli",
+        "multinomial",
+        "random",
+        "uniform",
+        "choice",
+        "choices",
+        "shuffle",
+        "sample",
+        "gauss",
+        "randrange",
+    ];
+    let name = name.trim_end_matches('_');
+    let name = name.strip_suffix("_like").unwrap_or(name);
+    DRAWS.contains(&name)
+}
+
+/// Whether `call` calls something other than a function or class the script defines (one
+/// of `defined`, see [`crate::python::defined_names`]): a library's.
+pub(crate) fn calls_library(call: &ast::ExprCall, defined: &HashSet<&str>) -> bool {
+    !callee_name(&call.func).is_some_and(|n| defined.contains(n))
+}
+
 /// The parts of `body` when it is a name of two or more parts joined by `.`, `:` or `::`
 /// (`torch.nn.Linear`, `aten::add.Tensor`, `pkg.mod:func`), as ranges.
 pub fn qualified_parts(body: &str) -> Option<Vec<std::ops::Range<usize>>> {

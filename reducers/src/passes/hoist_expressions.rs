@@ -322,7 +322,7 @@ fn handed_to_libraries(script: &Script, exprs: &[&Expr]) -> Vec<std::ops::Range<
             Expr::Call(c) => Some(c),
             _ => None,
         })
-        .filter(|c| !callee_name(&c.func).is_some_and(|n| defined.contains(n)))
+        .filter(|c| super::helpers::calls_library(c, &defined))
         .flat_map(|c| {
             let keywords = c.arguments.keywords.iter().map(|k| &k.value);
             c.arguments.args.iter().chain(keywords)

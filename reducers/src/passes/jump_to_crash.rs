@@ -406,7 +406,7 @@ impl<'a> Failing<'a> {
                     .any(|e| matches!(e, Expr::Name(n) if bound.contains(n.id.as_str())))
             };
             // `2**63 - 1` already rebuilds its value, and reads better than its digits.
-            if inside_replaced || !read || reads_bound() || literal_only(expr) {
+            if inside_replaced || !read || reads_bound() || crate::python::literal_only(expr) {
                 continue;
             }
             if let Some(&value) = self.values.get(&text[r.clone()]) {
@@ -424,17 +424,6 @@ impl<'a> Failing<'a> {
         }
         (edits, unresolved)
     }
-}
-
-/// Whether `expr` is made of literals and operators alone.
-fn literal_only(expr: &Expr) -> bool {
-    exprs_of(expr).into_iter().all(|e| {
-        crate::python::is_plain_literal(e)
-            || matches!(
-                e,
-                Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::Tuple(_) | Expr::List(_)
-            )
-    })
 }
 
 #[cfg(test)]

@@ -160,31 +160,8 @@ fn draws(stmt: &Stmt, torch: &std::collections::HashMap<String, String>) -> bool
             p.strip_prefix("torch.nn.")
                 .is_some_and(|rest| !rest.contains('.') && rest.starts_with(char::is_uppercase))
         });
-        layer || callee_name(&call.func).is_some_and(is_random_function)
+        layer || callee_name(&call.func).is_some_and(super::helpers::is_random_function)
     })
-}
-
-fn is_random_function(name: &str) -> bool {
-    const DRAWS: &[&str] = &[
-        "randn",
-        "rand",
-        "randint",
-        "randperm",
-        "normal",
-        "bernoulli",
-        "multinomial",
-        "random",
-        "uniform",
-        "choice",
-        "choices",
-        "shuffle",
-        "sample",
-        "gauss",
-        "randrange",
-    ];
-    let name = name.trim_end_matches('_');
-    let name = name.strip_suffix("_like").unwrap_or(name);
-    DRAWS.contains(&name)
 }
 
 /// `a.b.c` for a chain of names and attributes.

@@ -58,8 +58,6 @@ pub(super) struct Baseline {
     /// That warm run, under [`kinds::first_runner`], its report kept: the kinds of the
     /// original's calls, which `kept_path` need not run again for.
     pub(super) warm_report: Option<Outcome>,
-    /// How long the original's warm run took, when it failed the same way.
-    pub(super) warm_duration: Option<Duration>,
     /// How many of its runs were made before the reduction (see `Options::prior`).
     pub(super) prior_runs: usize,
 }
@@ -300,10 +298,6 @@ impl Reduction<'_> {
             ratio,
             outcome,
             warm_checked,
-            warm_duration: match &warm {
-                WarmRun::Same(report) => Some(report.duration),
-                _ => None,
-            },
             warm_report: match warm {
                 WarmRun::Same(report) => Some(*report),
                 _ => None,

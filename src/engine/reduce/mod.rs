@@ -246,8 +246,9 @@ impl Reduction<'_> {
         self.workers.warm_timeout = match self.timeout {
             Some(_) => None,
             None => base
-                .warm_duration
-                .map(|d| five_times(d).min(self.workers.timeout)),
+                .warm_report
+                .as_ref()
+                .map(|warm| five_times(warm.duration).min(self.workers.timeout)),
         };
     }
 

@@ -949,15 +949,20 @@ BACKEND_FLAGS = (("quantized", "engine"), ("cudnn", "enabled"), ("cudnn", "bench
                  ("cuda.matmul", "allow_tf32"), ("cuda.matmul", "allow_fp16_reduced_precision_reduction"))
 
 
+def backend(torch, module):
+    """`torch.backends.MODULE` (`cuda.matmul`: `torch.backends.cuda.matmul`)."""
+    owner = torch.backends
+    for part in module.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
 def backend_flags(torch):
     """The values of `BACKEND_FLAGS` that can be read."""
     flags = {}
     for module, attribute in BACKEND_FLAGS:
         try:
-            owner = torch.backends
-            for part in module.split("."):
-                owner = getattr(owner, part)
-            flags[(module, attribute)] = getattr(owner, attribute)
+            flags[(module, attribute)] = getattr(backend(torch, module), attribute)
         except Exception:
             pass
     return flags
@@ -966,9 +971,7 @@ def backend_flags(torch):
 def restore_backend_flags(torch, flags):
     """Sets each of `flags` back where a candidate changed it."""
     for (module, attribute), value in flags.items():
-        owner = torch.backends
-        for part in module.split("."):
-            owner = getattr(owner, part)
+        owner = backend(torch, module)
         if getattr(owner, attribute) != value:
             setattr(owner, attribute, value)
 
