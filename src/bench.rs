@@ -48,6 +48,9 @@ pub struct CaseRow {
     /// Seconds in each stage of the reduction (baseline, control, passes, verify, …).
     #[serde(default)]
     pub stage_seconds: Vec<(String, f64)>,
+    /// The original's fresh run, in seconds (0 in files written before it was recorded).
+    #[serde(default)]
+    pub original_seconds: f64,
 }
 
 impl CaseRow {
@@ -270,6 +273,7 @@ fn row_of(case: &Case, s: &Summary, final_text: String) -> CaseRow {
             .iter()
             .map(|lap| (lap.stage.to_string(), lap.seconds))
             .collect(),
+        original_seconds: s.original_seconds,
     }
 }
 
@@ -294,6 +298,7 @@ fn skipped(case: &Case, why: String) -> CaseRow {
         stages: Vec::new(),
         attempts_per_candidate: 0,
         stage_seconds: Vec::new(),
+        original_seconds: 0.0,
     }
 }
 
@@ -322,8 +327,8 @@ fn add_passes(totals: &mut Vec<PassTotal>, summary: &Summary) {
 /// The cases table, the skipped cases, and the per-pass table.
 pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
-    out.push_str("| case | lines | bytes | reduction | oracle calls | cache hits | wall s | fixed s | calls ÷ m·log2(n/m) | verified | bound met |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| case | lines | bytes | reduction | oracle calls | cache hits | wall s | fixed s | original s | calls ÷ m·log2(n/m) | verified | bound met |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in report.cases.iter().filter(|c| c.skipped.is_none()) {
         let reduction = 100.0 * (1.0 - c.final_bytes as f64 / c.original_bytes.max(1) as f64);
         let ratio = c
@@ -331,7 +336,7 @@ pub fn markdown(report: &Report) -> String {
             .map_or("–".to_string(), |r| format!("{r:.1}"));
         let _ = writeln!(
             out,
-            "| {} | {} → {} | {} → {} | {reduction:.0} % | {} | {} | {:.1} | {:.1} | {ratio} | {} | {} (≤ {}) |",
+            "| {} | {} → {} | {} → {} | {reduction:.0} % | {} | {} | {:.1} | {:.1} | {:.1} | {ratio} | {} | {} (≤ {}) |",
             c.name,
             c.original_lines,
             c.final_lines,
@@ -341,11 +346,13 @@ pub fn markdown(report: &Report) -> String {
             c.cache_hits,
             c.wall_seconds,
             c.fixed_seconds(),
+            c.original_seconds,
             if c.verified { "yes" } else { "no" },
             if c.bound_met { "yes" } else { "NO" },
             c.bound
         );
     }
+    out.push_str(&medians(report));
     let ladders: Vec<&CaseRow> = report
         .cases
         .iter()
@@ -419,6 +426,39 @@ pub fn markdown(report: &Report) -> String {
         );
     }
     out
+}
+
+/// The median case's figures: its wall time, its fixed cost, and how far that cost is past
+/// one fresh run of its original (what a reduction cannot do without).
+fn medians(report: &Report) -> String {
+    let ran: Vec<&CaseRow> = report
+        .cases
+        .iter()
+        .filter(|c| c.skipped.is_none())
+        .collect();
+    if ran.is_empty() {
+        return String::new();
+    }
+    let median = |f: &dyn Fn(&CaseRow) -> f64| median(ran.iter().map(|c| f(c)));
+    format!(
+        "\nMedian per case: wall {:.1} s, oracle calls {:.0}, fixed cost {:.1} s, the original's fresh run {:.1} s, fixed cost past that run {:.1} s.\n",
+        median(&|c| c.wall_seconds),
+        median(&|c| c.oracle_calls as f64),
+        median(&|c| c.fixed_seconds()),
+        median(&|c| c.original_seconds),
+        median(&|c| c.fixed_seconds() - c.original_seconds),
+    )
+}
+
+/// The median of `values` (the mean of the middle two for an even count); 0 for none.
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
 }
 
 /// For every case that ran PyTorch's minifier first here and not in `baseline` (a
@@ -498,6 +538,16 @@ pub fn comparison(report: &Report, baseline: &Report) -> String {
         );
     }
     let _ = writeln!(out, "{}", per_candidate(report, baseline));
+    let walls = |pick: fn((&CaseRow, &CaseRow)) -> f64| median(pairs(report, baseline).map(pick));
+    let (new, old) = (
+        walls(|(c, _)| c.wall_seconds),
+        walls(|(_, o)| o.wall_seconds),
+    );
+    let _ = writeln!(
+        out,
+        "Median wall per case, the cases in both: new {new:.1} s, old {old:.1} s; new ÷ old {:.2}",
+        if old > 0.0 { new / old } else { 1.0 }
+    );
     out
 }
 
@@ -637,5 +687,34 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    #[test]
+    fn the_median_case_shows_its_fixed_cost_past_one_run_of_its_original() {
+        let case = |name: &str, wall: f64, fixed: f64, original: f64| {
+            let mut c = row(name, 10, wall, 1, Vec::new());
+            c.stage_seconds = vec![("baseline".into(), fixed), ("passes".into(), 1.0)];
+            c.original_seconds = original;
+            c
+        };
+        let report = Report {
+            cases: vec![
+                case("a", 4.0, 3.0, 2.0),
+                case("b", 9.0, 5.0, 2.5),
+                case("c", 30.0, 20.0, 10.0),
+                CaseRow {
+                    skipped: Some("needs torch".into()),
+                    ..skipped_row("d")
+                },
+            ],
+            passes: Vec::new(),
+            vs: Vec::new(),
+        };
+        let line = medians(&report);
+        assert!(
+            line.contains("wall 9.0 s, oracle calls 10, fixed cost 5.0 s, the original's fresh run 2.5 s, fixed cost past that run 2.5 s"),
+            "{line}"
+        );
+        assert_eq!(median([1.0, 4.0, 2.0, 3.0].into_iter()), 2.5);
     }
 }

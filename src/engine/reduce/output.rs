@@ -99,6 +99,8 @@ pub struct Summary {
     /// its control, the warm workers, PyTorch's minifier, the passes, the final check and
     /// the ladder.
     pub stage_seconds: Vec<super::Lap>,
+    /// The original's fresh run, in seconds: what the fixed cost is held to.
+    pub original_seconds: f64,
     /// The most memory the original's runs and the largest candidate run held, in bytes.
     pub peak_rss_original: u64,
     pub peak_rss_candidate: u64,
@@ -412,6 +414,7 @@ impl Reduction<'_> {
             stages: result.stages,
             stage_seconds: self.clock.laps,
             max_memory: self.workers.max_memory,
+            original_seconds: ground.base.duration.as_secs_f64(),
             peak_rss_original: ground.base.peak_rss,
             peak_rss_candidate: looped.peak_rss,
             inductor_cache: inductor,
