@@ -3,10 +3,13 @@
 //! `assert len(data[index]) == 2, "masked values are not ignored"`, with `data` three numbers
 //! and `index` a masked array of three with one masked, expects 2 of those inputs. Shrunk to
 //! one number and no mask, it fails with the same message and shows nothing: 1 is not 2 on
-//! any version. Where an `assert` compares a computation with a literal, and nothing of the
-//! computation shows in its failure (no message, or a message written out), a candidate
-//! keeps that assert, and every literal the computation reads (in it, or in the one binding
-//! of a name it reads, at any depth) is still there: the values may move, not change or go.
+//! any version. Where an `assert` compares a computation with a literal (or each of an `and`
+//! of comparisons does), a candidate keeps that comparison with its message, and every
+//! literal the computation reads (in it, or in the one binding of a name it reads, at any
+//! depth) is still there: the values may move, not change or go. A message that shows the
+//! computed value (`assert res[3] == 2, res`) does not show why the figure is right:
+//! `searchsorted` of 4 into `[1, 3, 5]` expects 2; of 1 into `[1]`, with the half that failed
+//! dropped, `res[1] == 1` fails by design.
 //!
 //! A figure is a literal, or a library's value built from literals (`np.datetime64('-292277022657-01-27T08:29')`);
 //! a library's values the computation reads (`np.iinfo(np.int64).min`) count as its inputs,
@@ -27,6 +30,8 @@ pub struct Expected {
     written: (String, Option<String>),
     /// Whether the library writes the failure's message (`torch.testing.assert_close`).
     by_library: bool,
+    /// Whether the assert's message shows a value when it fails (not written out).
+    shown: bool,
     /// The literals and the library's values the computed side reads, as written, each as
     /// often as it reads it.
     inputs: Vec<String>,
@@ -37,14 +42,18 @@ pub struct Expected {
     quoted: Vec<String>,
 }
 
-/// The asserts of `script` that compare a computation with a literal and show nothing of it
-/// when they fail (no message, or a written-out one) and that the failure comes from: its
-/// `message` is theirs (none or empty for one without).
-pub fn expected(script: &Script, message: Option<&str>) -> Vec<Expected> {
+/// The asserts of `script` that compare a computation with a literal and that the failure may
+/// come from: its `message` is theirs (none or empty for one without), or, where the failing
+/// assert's message shows a value (`shown`), theirs does.
+pub fn expected(script: &Script, message: Option<&str>, shown: bool) -> Vec<Expected> {
     let message = message.map(str::trim).unwrap_or_default();
     against_literals(script)
         .into_iter()
-        .filter(|e| e.by_library || e.written.1.as_deref().unwrap_or_default().trim() == message)
+        .filter(|e| {
+            e.by_library
+                || (shown && e.shown)
+                || (!e.shown && e.written.1.as_deref().unwrap_or_default().trim() == message)
+        })
         .collect()
 }
 
@@ -110,50 +119,30 @@ fn identifiers(script: &Script) -> HashSet<&str> {
     names
 }
 
-/// Every `assert COMPUTED OP LITERAL` of `script` without a message or with a written-out one.
+/// Every `assert COMPUTED OP LITERAL` of `script` (each comparison of an `and` of them one),
+/// and every comparing call of a library's against a figure.
 fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
     let bindings = single_bindings(script.body());
     let imported = imported_names(script.body(), true);
     let names = identifiers(script);
     let templates = templates(script);
+    // A message that shows a value matches a failure it may come from: a check that runs.
+    let live: HashSet<std::ops::Range<usize>> = crate::python::live_bodies(script)
+        .into_iter()
+        .flatten()
+        .map(span)
+        .collect();
     all_bodies(script.body())
         .into_iter()
         .flatten()
-        .filter_map(|stmt| {
-            let (sides, msg) = match stmt {
-                Stmt::Assert(a) => {
-                    let msg = match a.msg.as_deref() {
-                        None => None,
-                        Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
-                        Some(_) => return None,
-                    };
-                    match &*a.test {
-                        Expr::Compare(c) => match &c.comparators[..] {
-                            [right] => ((&*c.left, right), Some(msg)),
-                            _ => return None,
-                        },
-                        // `assert source.startswith("@(")`: against the text it starts with.
-                        Expr::Call(call)
-                            if matches!(&*call.func, Expr::Attribute(f) if matches!(f.attr.as_str(), "startswith" | "endswith"))
-                                && call.arguments.args.len() == 1
-                                && call.arguments.keywords.is_empty() =>
-                        {
-                            let Expr::Attribute(f) = &*call.func else {
-                                return None;
-                            };
-                            ((&*f.value, &call.arguments.args[0]), Some(msg))
-                        }
-                        // `assert torch.allclose(a, b)`: the library's message.
-                        test => (crate::differential::sides(test)?, None),
-                    }
-                }
-                // `torch.testing.assert_close(actual, expected)`: the library's message.
-                Stmt::Expr(e) => (crate::differential::sides(&e.value)?, None),
-                _ => return None,
-            };
+        .flat_map(|stmt| compared_pairs(script, stmt))
+        .filter(|(_, msg, at)| !matches!(msg, Some(Message::Shown(_))) || live.contains(at))
+        .map(|(sides, msg, _)| (sides, msg))
+        .filter_map(|(sides, msg)| {
             // A comparison call's figure may be a name bound once to it (`expected =
             // torch.tensor(144.0)`); an `assert`'s is written in it.
             let by_library = msg.is_none();
+            let shown = matches!(msg, Some(Message::Shown(_)));
             let resolve = |e: &'a Expr| match by_library {
                 true => resolved(e, &bindings),
                 false => e,
@@ -171,9 +160,14 @@ fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
                     _ => None,
                 })
                 .collect();
+            let msg = msg.and_then(|m| match m {
+                Message::None => None,
+                Message::Written(text) | Message::Shown(text) => Some(text),
+            });
             Some(Expected {
-                written: (script.slice(figure).to_string(), msg.clone().flatten()),
-                by_library: msg.is_none(),
+                written: (script.slice(figure).to_string(), msg),
+                by_library,
+                shown,
                 inputs: inputs(script, computed, &bindings, &imported),
                 named: strings
                     .iter()
@@ -186,6 +180,98 @@ fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
                     .map(|(text, _)| text.to_string())
                     .collect(),
             })
+        })
+        .collect()
+}
+
+/// Whether the statement of `script` starting with the line `line` (the failing one) is an
+/// `assert` whose message shows a value (see [`shows`]).
+pub fn shows_a_value(script: &Script, line: &str) -> bool {
+    matches!(
+        crate::producers::statement_at(script, line),
+        Some(Stmt::Assert(a)) if a.msg.as_deref().is_some_and(shows)
+    )
+}
+
+/// Whether an `assert`'s message shows values and writes no text (`res`, `(a, b)`), unlike
+/// `"softplus mismatch: " + summarize(…)` or `f"got {x}"`, whose text names the check.
+pub fn shows(msg: &Expr) -> bool {
+    !exprs_of(msg)
+        .into_iter()
+        .any(|e| matches!(e, Expr::StringLiteral(_) | Expr::FString(_)))
+}
+
+/// An `assert`'s message: none, written out, or an expression that shows a value when the
+/// check fails (`assert res[3] == 2, res`, see [`shows`]), each as written.
+enum Message {
+    None,
+    Written(String),
+    Shown(String),
+}
+
+/// The comparisons `stmt` checks, each with its `assert`'s message (`None` where a library
+/// writes the message) and the statement's place: an `assert` of one comparison, of each comparison of an `and`, of a
+/// text's start or end, or of a comparing call; a statement that calls a comparing check.
+#[allow(clippy::type_complexity)]
+fn compared_pairs<'a>(
+    script: &'a Script,
+    stmt: &'a Stmt,
+) -> Vec<(
+    (&'a Expr, &'a Expr),
+    Option<Message>,
+    std::ops::Range<usize>,
+)> {
+    let Stmt::Assert(a) = stmt else {
+        // `torch.testing.assert_close(actual, expected)`: the library's message.
+        return match stmt {
+            Stmt::Expr(e) => crate::differential::sides(&e.value)
+                .map(|sides| vec![(sides, None, span(stmt))])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+    };
+    let msg = match a.msg.as_deref() {
+        None => Message::None,
+        Some(Expr::StringLiteral(s)) => Message::Written(s.value.to_str().to_string()),
+        Some(e) if shows(e) => Message::Shown(script.slice(e).to_string()),
+        // A text with values: the failure's message is neither.
+        Some(_) => return Vec::new(),
+    };
+    let tests: Vec<&Expr> = match &*a.test {
+        Expr::BoolOp(b) if b.op == crate::python::ast::BoolOp::And => b.values.iter().collect(),
+        test => vec![test],
+    };
+    let pair = |test: &'a Expr| -> Option<((&'a Expr, &'a Expr), bool)> {
+        match test {
+            Expr::Compare(c) => match &c.comparators[..] {
+                [right] => Some(((&*c.left, right), true)),
+                _ => None,
+            },
+            // `assert source.startswith("@(")`: against the text it starts with.
+            Expr::Call(call)
+                if matches!(&*call.func, Expr::Attribute(f) if matches!(f.attr.as_str(), "startswith" | "endswith"))
+                    && call.arguments.args.len() == 1
+                    && call.arguments.keywords.is_empty() =>
+            {
+                let Expr::Attribute(f) = &*call.func else {
+                    return None;
+                };
+                Some(((&*f.value, &call.arguments.args[0]), true))
+            }
+            // `assert torch.allclose(a, b)`: the library's message.
+            test => Some((crate::differential::sides(test)?, false)),
+        }
+    };
+    let pairs: Vec<_> = tests.into_iter().filter_map(pair).collect();
+    pairs
+        .into_iter()
+        .map(|(sides, asserted)| {
+            let msg = asserted.then(|| match &msg {
+                Message::None => Message::None,
+                Message::Written(t) => Message::Written(t.clone()),
+                Message::Shown(t) => Message::Shown(t.clone()),
+            });
+            (sides, msg, span(stmt))
         })
         .collect()
 }
@@ -443,7 +529,7 @@ mod tests {
     #[test]
     fn a_figure_keeps_the_inputs_it_was_worked_out_from() {
         let original = masked("[1.0, 2.0, 3.0]", "[0, 1, 2], mask=[False, True, False]");
-        let checks = expected(&original, Some(MESSAGE));
+        let checks = expected(&original, Some(MESSAGE), false);
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].inputs.len(), 9, "{:?}", checks[0].inputs);
         // The values moved into the assert: kept.
@@ -464,9 +550,30 @@ mod tests {
     }
 
     #[test]
+    fn each_figure_of_an_and_keeps_its_inputs_also_where_the_message_shows_the_value() {
+        let text = "import numpy as np\narr = np.array([np.nan, 2, np.nan, 4, np.nan], dtype=object)\nbins = np.array([1, 3, 5])\nres = bins.searchsorted(arr)\nassert res[1] == 1 and res[3] == 2, res\n";
+        let checks = expected(&parse(text), None, true);
+        assert_eq!(checks.len(), 2, "{checks:?}");
+        // The failing half dropped, and the inputs shrunk until the other half fails by
+        // design: refused.
+        let lost = "import numpy as np\nres = np.array([1]).searchsorted(np.array([np.nan, 1, np.nan, 1, np.nan]))\nassert res[1] == 1, res\n";
+        assert!(!keeps(&checks, &parse(lost)));
+        // The inputs moved into the call: kept.
+        let inlined = "import numpy as np\nres = np.array([1, 3, 5]).searchsorted(np.array([np.nan, 2, np.nan, 4, np.nan], dtype=object))\nassert res[1] == 1 and res[3] == 2, res\n";
+        assert!(keeps(&checks, &parse(inlined)));
+        // A smoke test nothing calls shows its value in vain: it may go.
+        let helper = "def smoke(m):\n    y = m()\n    assert y.shape == (2,), y.shape\n";
+        assert!(expected(&parse(helper), None, true).is_empty());
+        assert_eq!(
+            expected(&parse(&format!("{helper}smoke(f)\n")), None, true).len(),
+            1
+        );
+    }
+
+    #[test]
     fn a_display_of_library_constants_is_a_figure() {
         let text = "import numpy as np\na = np.array([[np.nan, 2.], [np.nan, 2.]])\nassert np.array_equal(np.unique(a, axis=0), [[np.nan, 2.]], equal_nan=True)\n";
-        let checks = expected(&parse(text), None);
+        let checks = expected(&parse(text), None, false);
         assert_eq!(checks.len(), 1, "{checks:?}");
         let lost = "import numpy as np\nassert np.array_equal(np.unique(np.array([[np.nan, 2.]])), [[2.]], equal_nan=True)\n";
         assert!(!keeps(&checks, &parse(lost)));
@@ -479,7 +586,7 @@ mod tests {
     #[test]
     fn a_library_figure_keeps_the_library_values_it_was_worked_out_from() {
         let text = "import numpy as np\ndt = np.datetime64(np.iinfo(np.int64).min + 1, 's')\nassert dt.astype('M8[m]') == np.datetime64('-292277022657-01-27T08:29')\n";
-        let checks = expected(&parse(text), Some(""));
+        let checks = expected(&parse(text), Some(""), false);
         assert_eq!(checks.len(), 1);
         assert_eq!(
             checks[0].inputs,
@@ -491,16 +598,19 @@ mod tests {
         assert!(!keeps(&checks, &parse(nat)));
         // An attribute of a value the script builds is no constant of the library's.
         let built = "import numpy as np\nm = np.ma.array([1], dtype=np.dtype([('v', int)]), fill_value=(2,))\nassert m.fill_value['v'].tolist() == 2\n";
-        let checks = expected(&parse(built), Some(""));
+        let checks = expected(&parse(built), Some(""), false);
         let inlined = "import numpy as np\nassert np.ma.array([1], dtype=np.dtype([('v', int)]), fill_value=(2,)).fill_value['v'].tolist() == 2\n";
         assert!(keeps(&checks, &parse(inlined)));
-        assert!(keeps(&expected(&parse(inlined), Some("")), &parse(built)));
+        assert!(keeps(
+            &expected(&parse(inlined), Some(""), false),
+            &parse(built)
+        ));
     }
 
     #[test]
     fn a_figure_naming_a_field_keeps_the_field() {
         let text = "from typing import NotRequired, TypedDict\nclass Dog(TypedDict):\n    name: str\n    owner: NotRequired[str]\nassert Dog.__required_keys__ == {'name'}\n";
-        let checks = expected(&parse(text), Some(""));
+        let checks = expected(&parse(text), Some(""), false);
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].named, ["name"]);
         let empty = "from typing import TypedDict\nclass Dog(TypedDict):\n    pass\nassert Dog.__required_keys__ == {'name'}\n";
@@ -514,7 +624,7 @@ mod tests {
     #[test]
     fn a_figure_written_from_an_f_string_keeps_it() {
         let text = "def g(arg):\n    return f\"{arg} is a {type(arg)} (by int)\"\ndef f(arg):\n    return f'{arg} (by str)'\nassert f(1) == \"1 is a <class 'int'> (by int)\"\n";
-        let checks = expected(&parse(text), Some(""));
+        let checks = expected(&parse(text), Some(""), false);
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].quoted, ["f\"{arg} is a {type(arg)} (by int)\""]);
         assert!(keeps(&checks, &parse(text)));
@@ -530,7 +640,7 @@ mod tests {
     #[test]
     fn a_comparison_call_against_a_figure_keeps_what_the_functions_read() {
         let text = "import torch\ndtype = torch.float64\ndef f(t):\n    x = torch.stack((t, t + 1, 2 - t)).reshape(1, 3)\n    return torch.cumprod(x, dim=-1).sum()\ndef jvp1(t):\n    return torch.func.jvp(f, (t,), (torch.ones_like(t),))[1]\nt = torch.tensor(1.0, dtype=dtype)\n_, actual = torch.func.jvp(jvp1, (t,), (torch.ones_like(t),))\nexpected = torch.tensor(144.0, dtype=dtype)\ntorch.testing.assert_close(actual, expected)\n";
-        let checks = expected(&parse(text), Some("Scalars are not close!"));
+        let checks = expected(&parse(text), Some("Scalars are not close!"), false);
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].written.0, "torch.tensor(144.0, dtype=dtype)");
         for input in ["3", "2", "1.0", "torch.float64"] {
@@ -561,21 +671,27 @@ mod tests {
     #[test]
     fn the_text_a_value_starts_with_is_a_figure() {
         let text = "import inspect\ndef function():\n    return 'hello'\nassert inspect.getsource(function).startswith('@(')\n";
-        let checks = expected(&parse(text), Some(""));
+        let checks = expected(&parse(text), Some(""), false);
         assert_eq!(checks.len(), 1);
         assert!(!keeps(&checks, &parse(&text.replace("'@('", "'@'"))));
         assert!(!keeps(&checks, &parse(&text.replace("'hello'", "None"))));
     }
 
     #[test]
-    fn only_an_assert_that_shows_nothing_and_that_fails_counts() {
-        let shown = parse("x = len([1, 2])\nassert x == 3, f'got {x}'\n");
-        assert!(expected(&shown, Some("got 2")).is_empty());
+    fn only_an_assert_that_fails_or_shows_a_value_counts() {
+        // A message that shows the value tells nothing of why 3 was expected.
+        let shown = parse("x = len([1, 2])\nassert x == 3, x\n");
+        assert_eq!(expected(&shown, Some(""), true)[0].inputs, ["1", "2"]);
+        // Not where the failing assert's message is written out: it passed before.
+        assert!(expected(&shown, Some("mismatch"), false).is_empty());
+        // A text with values is no value shown.
+        let texts = parse("x = len([1, 2])\nassert x == 3, f'got {x}'\n");
+        assert!(expected(&texts, Some("got 2"), true).is_empty());
         let two = parse("x = 1\nassert x == 1, 'first'\nassert x == 2, 'second'\n");
-        let checks = expected(&two, Some("second"));
+        let checks = expected(&two, Some("second"), false);
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].inputs, ["1"]);
         let computed = parse("import math\nassert math.sqrt(4) == math.sqrt(5)\n");
-        assert!(expected(&computed, Some("")).is_empty());
+        assert!(expected(&computed, Some(""), false).is_empty());
     }
 }

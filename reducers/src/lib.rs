@@ -23,6 +23,7 @@ pub mod minified;
 pub mod named;
 pub mod pass;
 pub mod passes;
+pub mod perturbed;
 pub mod prepare;
 pub mod producers;
 pub mod python;

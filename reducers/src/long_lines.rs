@@ -34,8 +34,10 @@
 //! as they are); a statement that does not start its line (after `;` or a header's colon); the
 //! statement's whole value (naming it only moves the line); a call that takes no arguments, or
 //! that is narrower than 20 columns (`Decimal("0.07")`: its own line costs more than it
-//! saves). A function the original called more than once gives no name: which of its values
-//! a call is, the name cannot tell.
+//! saves). A function the original called more than once gives the first name it bound one
+//! of its calls to (`A` of `A = as_nested_tensor(a)` and `B = as_nested_tensor(b)`): which of
+//! its values a call is, the name cannot tell, but a name from the report reads better than
+//! `as_nested_tensor = …`.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -115,6 +117,10 @@ const BUILTINS: &str = "\
 pub struct NameLongValues {
     /// A callee's last name (`stft`) → the name the original bound its one call to (`X`).
     names: HashMap<String, String>,
+    /// A callee the original called more than once → the first name it bound a call of it to
+    /// (`A` of `A = as_nested_tensor(a)`, `B = as_nested_tensor(b)`): a name from the report
+    /// reads better than the function's own, where nothing tells which call a value is.
+    first_names: HashMap<String, String>,
     /// The code of a call the original bound to a name, or called a method of in the value it
     /// bound (`do(T1.to_sparse(), T2)` of `sparse1 = do(T1.to_sparse(), T2).to_dense()`), →
     /// that name, where the original bound it once.
@@ -137,6 +143,7 @@ impl NameLongValues {
     /// The pass for a reduction of `original`.
     pub fn of(original: &Script) -> NameLongValues {
         let (mut names, mut defs) = (HashMap::new(), HashMap::new());
+        let mut first_names: HashMap<String, String> = HashMap::new();
         let mut texts: HashMap<String, Option<String>> = HashMap::new();
         let mut literals: HashMap<String, Option<String>> = HashMap::new();
         for body in all_bodies(original.body()) {
@@ -180,6 +187,9 @@ impl NameLongValues {
                     && let Some(callee) = callee_name(&call.func)
                 {
                     names.insert(callee.to_string(), name.id.to_string());
+                    first_names
+                        .entry(callee.to_string())
+                        .or_insert_with(|| name.id.to_string());
                 }
             }
         }
@@ -194,6 +204,7 @@ impl NameLongValues {
             }
         }
         names.retain(|callee, _| calls.get(callee.as_str()) == Some(&1));
+        first_names.retain(|callee, _| !names.contains_key(callee));
         let mut places: HashMap<String, Option<String>> = HashMap::new();
         for expr in all_exprs(original.body()) {
             for (place, arg) in self::places(expr) {
@@ -216,6 +227,7 @@ impl NameLongValues {
         };
         NameLongValues {
             names,
+            first_names,
             texts: once(texts),
             literals: once(literals),
             places: once(places),
@@ -282,7 +294,7 @@ impl NameLongValues {
         } else {
             "value"
         };
-        match self.names.get(callee) {
+        match self.names.get(callee).or(self.first_names.get(callee)) {
             Some(name) if !taken.contains(name.as_str()) => name.clone(),
             _ => fresh(own, taken),
         }
@@ -720,9 +732,13 @@ mod tests {
     }
 
     #[test]
-    fn a_function_the_original_calls_twice_names_nothing() {
+    fn a_function_the_original_calls_twice_gives_its_first_name() {
         let original = "X = torch.stft(x, n)\nY = torch.stft(y, n)\n";
-        assert!(named(original, LONG)[0].starts_with("stft = torch.stft("));
+        assert!(named(original, LONG)[0].starts_with("X = torch.stft("));
+        // Not a name the statement already uses.
+        let text = format!("X = 1\n{LONG}");
+        let out = named(original, &text);
+        assert!(out[0].contains("\nstft = torch.stft("), "{out:?}");
     }
 
     #[test]

@@ -104,6 +104,10 @@ pub struct Options {
     /// Whether the failure is a `RecursionError` the original raised short of its limit: no
     /// candidate recurses endlessly (see [`crate::recursion`]).
     pub bounded_recursion: bool,
+    /// Whether the failure is an `assert` whose message shows a value (`assert res[3] == 2,
+    /// res`) rather than a text written out: its checks are those with such a message (see
+    /// [`crate::perturbed::Failing`]).
+    pub shown_check: bool,
 }
 
 impl Default for Options {
@@ -119,6 +123,7 @@ impl Default for Options {
             producers: Default::default(),
             named: Default::default(),
             bounded_recursion: false,
+            shown_check: false,
         }
     }
 }
@@ -1042,6 +1047,9 @@ struct Rules {
     /// The parameters the script's lambdas do not read: a candidate has no more (see
     /// [`crate::ignored`]).
     unread_lambda_parameters: usize,
+    /// The copies changed in place that a check reads, the properties and the arithmetic of
+    /// the checks: a candidate keeps them (see [`crate::perturbed`]).
+    perturbed: crate::perturbed::Compared,
     /// The failure's message, which picks the checks it comes from.
     message: Option<String>,
 }
@@ -1071,7 +1079,7 @@ impl Rules {
             unit_sizes: crate::torch::marks_dynamic(current)
                 .then(|| crate::passes::unit_sizes(current)),
             compared: crate::compared::compared(current, message),
-            expected: crate::expected::expected(current, message),
+            expected: crate::expected::expected(current, message, options.shown_check),
             round_trips: crate::round_trips::round_trips(current),
             misfit_sizes: crate::shapes::misfits(current),
             locals: crate::locals::locals(current),
@@ -1099,6 +1107,13 @@ impl Rules {
             named: options.named.clone(),
             validating: crate::validating::validating(current),
             unread_lambda_parameters: crate::ignored::unread_lambda_parameters(current),
+            perturbed: crate::perturbed::Compared::of(
+                current,
+                &crate::perturbed::Failing {
+                    message: message.map(str::to_string),
+                    shown: options.shown_check,
+                },
+            ),
             recursions: options
                 .bounded_recursion
                 .then(|| crate::recursion::Recursions::of(current)),
@@ -1142,6 +1157,7 @@ impl Rules {
             && crate::validating::keeps(&self.validating, candidate)
             && self.recursions.as_ref().is_none_or(|r| r.keeps(candidate))
             && crate::ignored::unread_lambda_parameters(candidate) <= self.unread_lambda_parameters
+            && self.perturbed.keeps(candidate)
             && self
                 .kinds
                 .as_ref()

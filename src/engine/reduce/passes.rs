@@ -129,6 +129,17 @@ impl Reduction<'_> {
             .unwrap_or_default()
     }
 
+    /// Whether the failure is an `assert` whose message shows a value, not a text written out
+    /// (see [`scrub_reducers::expected::shows_a_value`]).
+    fn shown_check(&self, base: &Baseline, anchor: &Anchor) -> bool {
+        matches!(&base.signature, Signature::Exception { class, .. } if class.ends_with("AssertionError"))
+            && self
+                .failing_line(base, anchor)
+                .is_some_and(|(line, script)| {
+                    scrub_reducers::expected::shows_a_value(&script, &line)
+                })
+    }
+
     /// The script's line that raised the failure, or called the library that raised it, in
     /// the original's run; with the script the passes start from.
     fn failing_line(
@@ -194,6 +205,7 @@ impl Reduction<'_> {
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
             producers: ground.producers.clone(),
             bounded_recursion: ground.bounded_recursion,
+            shown_check: self.shown_check(base, anchor),
             ..Default::default()
         };
         let mut passes = Loop {
