@@ -186,11 +186,19 @@ fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
 
 /// Whether the statement of `script` starting with the line `line` (the failing one) is an
 /// `assert` whose message shows a value (see [`shows`]).
+/// The line may end in a comment, as a traceback shows it.
 pub fn shows_a_value(script: &Script, line: &str) -> bool {
-    matches!(
-        crate::producers::statement_at(script, line),
-        Some(Stmt::Assert(a)) if a.msg.as_deref().is_some_and(shows)
-    )
+    let line = line.trim();
+    all_bodies(script.body()).into_iter().flatten().any(|stmt| {
+        let Stmt::Assert(a) = stmt else {
+            return false;
+        };
+        let first = script.slice(stmt).lines().next().unwrap_or_default().trim();
+        let at = line
+            .strip_prefix(first)
+            .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'));
+        at && a.msg.as_deref().is_some_and(shows)
+    })
 }
 
 /// Whether an `assert`'s message shows values and writes no text (`res`, `(a, b)`), unlike
@@ -685,6 +693,11 @@ mod tests {
         // Not where the failing assert's message is written out: it passed before.
         assert!(expected(&shown, Some("mismatch"), false).is_empty());
         // A text with values is no value shown.
+        assert!(shows_a_value(
+            &shown,
+            "assert x == 3, x  # as the report says"
+        ));
+        assert!(!shows_a_value(&shown, "assert x == 4, x"));
         let texts = parse("x = len([1, 2])\nassert x == 3, f'got {x}'\n");
         assert!(expected(&texts, Some("got 2"), true).is_empty());
         let two = parse("x = 1\nassert x == 1, 'first'\nassert x == 2, 'second'\n");
