@@ -179,6 +179,10 @@ struct Ground {
     /// The library functions whose results the failing line reads (see
     /// [`Reduction::producers`]).
     producers: BTreeSet<String>,
+    /// The failure is an `assert` whose message shows a value (see
+    /// [`Reduction::shown_check`]), read off the original: a reduction resumed from a later
+    /// step no longer has its failing line as the traceback wrote it.
+    shown_check: bool,
     /// The original's `RecursionError` came short of the recursion limit (see
     /// [`KeptPath::bounded_recursion`]).
     bounded_recursion: bool,
@@ -376,6 +380,7 @@ impl Reduction<'_> {
             bounded_recursion,
         } = self.kept_path(&sig, &guard, report)?;
         let producers = self.producers(&base, &anchor);
+        let shown_check = self.shown_check(&base, &anchor);
         let made_for = self.made_for(&producers, &kinds);
         let run_dir = RunDir::create(
             &self
@@ -419,6 +424,7 @@ impl Reduction<'_> {
             run_dir,
             cache,
             producers,
+            shown_check,
             bounded_recursion,
         };
         self.log_ground(&ground);

@@ -131,7 +131,7 @@ impl Reduction<'_> {
 
     /// Whether the failure is an `assert` whose message shows a value, not a text written out
     /// (see [`scrub_reducers::expected::shows_a_value`]).
-    fn shown_check(&self, base: &Baseline, anchor: &Anchor) -> bool {
+    pub(super) fn shown_check(&self, base: &Baseline, anchor: &Anchor) -> bool {
         matches!(&base.signature, Signature::Exception { class, .. } if class.ends_with("AssertionError"))
             && self
                 .failing_line(base, anchor)
@@ -205,7 +205,7 @@ impl Reduction<'_> {
                     .is_some_and(|c| c.suspect == Suspect::Repeat),
             producers: ground.producers.clone(),
             bounded_recursion: ground.bounded_recursion,
-            shown_check: self.shown_check(base, anchor),
+            shown_check: ground.shown_check,
             ..Default::default()
         };
         let mut passes = Loop {
