@@ -19,8 +19,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::python::{
-    Expr, Script, Stmt, all_bodies, exprs_of, imported_names, is_plain_literal, single_bindings,
-    span,
+    Expr, Script, Stmt, all_bodies, ast, exprs_of, imported_names, is_plain_literal,
+    single_bindings, span,
 };
 
 /// An `assert COMPUTED OP LITERAL` the failure comes from.
@@ -126,18 +126,32 @@ fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
     let imported = imported_names(script.body(), true);
     let names = identifiers(script);
     let templates = templates(script);
-    // A message that shows a value matches a failure it may come from: a check that runs.
-    let live: HashSet<std::ops::Range<usize>> = crate::python::live_bodies(script)
-        .into_iter()
-        .flatten()
-        .map(span)
-        .collect();
+    // A message that shows a value matches a failure it may come from: a check that runs
+    // (the bodies that do, found once, and only for such a message).
+    let live = std::cell::OnceCell::new();
+    let runs = |stmt: &Stmt| {
+        live.get_or_init(|| {
+            crate::python::live_bodies(script)
+                .into_iter()
+                .flatten()
+                .map(span)
+                .collect::<HashSet<_>>()
+        })
+        .contains(&span(stmt))
+    };
     all_bodies(script.body())
         .into_iter()
         .flatten()
-        .flat_map(|stmt| compared_pairs(script, stmt))
-        .filter(|(_, msg, at)| !matches!(msg, Some(Message::Shown(_))) || live.contains(at))
-        .map(|(sides, msg, _)| (sides, msg))
+        .flat_map(|stmt| {
+            let pairs = compared_pairs(script, stmt);
+            let shown = pairs
+                .iter()
+                .any(|(_, msg)| matches!(msg, Some(Message::Shown(_))));
+            match shown && !runs(stmt) {
+                true => Vec::new(),
+                false => pairs,
+            }
+        })
         .filter_map(|(sides, msg)| {
             // A comparison call's figure may be a name bound once to it (`expected =
             // torch.tensor(144.0)`); an `assert`'s is written in it.
@@ -211,6 +225,7 @@ pub fn shows(msg: &Expr) -> bool {
 
 /// An `assert`'s message: none, written out, or an expression that shows a value when the
 /// check fails (`assert res[3] == 2, res`, see [`shows`]), each as written.
+#[derive(Clone)]
 enum Message {
     None,
     Written(String),
@@ -218,25 +233,21 @@ enum Message {
 }
 
 /// The comparisons `stmt` checks, each with its `assert`'s message (`None` where a library
-/// writes the message) and the statement's place: an `assert` of one comparison, of each comparison of an `and`, of a
+/// writes the message): an `assert` of one comparison, of each comparison of an `and`, of a
 /// text's start or end, or of a comparing call; a statement that calls a comparing check.
-#[allow(clippy::type_complexity)]
 fn compared_pairs<'a>(
     script: &'a Script,
     stmt: &'a Stmt,
-) -> Vec<(
-    (&'a Expr, &'a Expr),
-    Option<Message>,
-    std::ops::Range<usize>,
-)> {
-    let Stmt::Assert(a) = stmt else {
+) -> Vec<((&'a Expr, &'a Expr), Option<Message>)> {
+    let a = match stmt {
+        Stmt::Assert(a) => a,
         // `torch.testing.assert_close(actual, expected)`: the library's message.
-        return match stmt {
-            Stmt::Expr(e) => crate::differential::sides(&e.value)
-                .map(|sides| vec![(sides, None, span(stmt))])
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        Stmt::Expr(e) => {
+            return crate::differential::sides(&e.value)
+                .map(|sides| vec![(sides, None)])
+                .unwrap_or_default();
+        }
+        _ => return Vec::new(),
     };
     let msg = match a.msg.as_deref() {
         None => Message::None,
@@ -246,42 +257,39 @@ fn compared_pairs<'a>(
         Some(_) => return Vec::new(),
     };
     let tests: Vec<&Expr> = match &*a.test {
-        Expr::BoolOp(b) if b.op == crate::python::ast::BoolOp::And => b.values.iter().collect(),
+        Expr::BoolOp(b) if b.op == ast::BoolOp::And => b.values.iter().collect(),
         test => vec![test],
     };
-    let pair = |test: &'a Expr| -> Option<((&'a Expr, &'a Expr), bool)> {
-        match test {
-            Expr::Compare(c) => match &c.comparators[..] {
-                [right] => Some(((&*c.left, right), true)),
-                _ => None,
-            },
-            // `assert source.startswith("@(")`: against the text it starts with.
-            Expr::Call(call)
-                if matches!(&*call.func, Expr::Attribute(f) if matches!(f.attr.as_str(), "startswith" | "endswith"))
-                    && call.arguments.args.len() == 1
-                    && call.arguments.keywords.is_empty() =>
-            {
-                let Expr::Attribute(f) = &*call.func else {
-                    return None;
-                };
-                Some(((&*f.value, &call.arguments.args[0]), true))
-            }
-            // `assert torch.allclose(a, b)`: the library's message.
-            test => Some((crate::differential::sides(test)?, false)),
-        }
-    };
-    let pairs: Vec<_> = tests.into_iter().filter_map(pair).collect();
-    pairs
+    tests
         .into_iter()
-        .map(|(sides, asserted)| {
-            let msg = asserted.then(|| match &msg {
-                Message::None => Message::None,
-                Message::Written(t) => Message::Written(t.clone()),
-                Message::Shown(t) => Message::Shown(t.clone()),
-            });
-            (sides, msg, span(stmt))
+        .filter_map(|test| {
+            let asserted = match test {
+                Expr::Compare(c) => match &c.comparators[..] {
+                    [right] => Some((&*c.left, right)),
+                    _ => return None,
+                },
+                Expr::Call(call) => text_end(call),
+                _ => None,
+            };
+            match asserted {
+                Some(sides) => Some((sides, Some(msg.clone()))),
+                // `assert torch.allclose(a, b)`: the library's message.
+                None => Some((crate::differential::sides(test)?, None)),
+            }
         })
         .collect()
+}
+
+/// `assert source.startswith("@(")`: the text and what it starts (or ends) with.
+fn text_end(call: &ast::ExprCall) -> Option<(&Expr, &Expr)> {
+    let Expr::Attribute(f) = &*call.func else {
+        return None;
+    };
+    let [arg] = &call.arguments.args[..] else {
+        return None;
+    };
+    (matches!(f.attr.as_str(), "startswith" | "endswith") && call.arguments.keywords.is_empty())
+        .then_some((&*f.value, arg))
 }
 
 /// The value each name bound by one unpacking only (`_, actual = jvp(…)`) is unpacked from.

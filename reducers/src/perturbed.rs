@@ -21,6 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use crate::passes::helpers::callee_name;
 use crate::python::{
     Expr, Script, Stmt, all_bodies, assignment, exprs_of, imported_names, literal_only,
 };
@@ -81,9 +82,9 @@ impl Failing {
     }
 }
 
-/// How many copies `script` changes in place that a check reads.
-pub fn nudged_copies(script: &Script, failing: &Failing) -> usize {
-    let read = checked_names(script, failing);
+/// How many copies `script` changes in place that `checks` read.
+fn nudged_copies(script: &Script, checks: &[&Expr]) -> usize {
+    let read = checked_names(script, checks);
     let mut count = 0;
     for body in all_bodies(script.body()) {
         for (i, stmt) in body.iter().enumerate() {
@@ -98,13 +99,13 @@ pub fn nudged_copies(script: &Script, failing: &Failing) -> usize {
     count
 }
 
-/// The properties (see [`PROPERTIES`]) of values that the checks of `script` read (not an
-/// attribute of a module: `torch.grad`).
-pub fn checked_properties(script: &Script, failing: &Failing) -> BTreeSet<String> {
+/// The properties (see [`PROPERTIES`]) of values that `checks` read (not an attribute of a
+/// module: `torch.grad`).
+fn checked_properties(script: &Script, checks: &[&Expr]) -> BTreeSet<String> {
     let imported = imported_names(script.body(), true);
-    checks(script, failing)
-        .into_iter()
-        .flat_map(exprs_of)
+    checks
+        .iter()
+        .flat_map(|c| exprs_of(c))
         .filter_map(|e| match e {
             Expr::Attribute(a)
                 if PROPERTIES.contains(&a.attr.as_str())
@@ -117,12 +118,11 @@ pub fn checked_properties(script: &Script, failing: &Failing) -> BTreeSet<String
         .collect()
 }
 
-/// How many sides of the comparisons the checks of `script` make are an arithmetic operation
-/// (`new_loss - loss`, `grad * 0.01`), by operator; not one of literals (`2**63 - 1` is one
-/// figure).
-pub fn checked_arithmetic(script: &Script, failing: &Failing) -> BTreeMap<String, usize> {
+/// How many sides of the comparisons `checks` make are an arithmetic operation (`new_loss -
+/// loss`, `grad * 0.01`), by operator; not one of literals (`2**63 - 1` is one figure).
+fn checked_arithmetic(checks: &[&Expr]) -> BTreeMap<String, usize> {
     let mut count = BTreeMap::new();
-    for test in checks(script, failing) {
+    for &test in checks {
         let Some((a, b)) = crate::differential::sides(test) else {
             continue;
         };
@@ -147,33 +147,35 @@ pub struct Compared {
 }
 
 impl Compared {
+    /// What the checks of `script` that the failure may come from compare.
     pub fn of(script: &Script, failing: &Failing) -> Compared {
+        let checks = checks(script, failing);
         Compared {
             failing: failing.clone(),
-            nudged: nudged_copies(script, failing),
-            properties: checked_properties(script, failing),
-            arithmetic: checked_arithmetic(script, failing),
+            nudged: nudged_copies(script, &checks),
+            properties: checked_properties(script, &checks),
+            arithmetic: checked_arithmetic(&checks),
         }
     }
 
     /// Whether `candidate` changes as many checked copies in place, its checks read each of
-    /// the properties, and apply each operator as often.
+    /// the properties, and have as many sides of each operator.
     pub fn keeps(&self, candidate: &Script) -> bool {
-        let failing = &self.failing;
-        (self.nudged == 0 || nudged_copies(candidate, failing) >= self.nudged)
-            && (self.properties.is_empty()
-                || checked_properties(candidate, failing).is_superset(&self.properties))
-            && (self.arithmetic.is_empty() || {
-                let now = checked_arithmetic(candidate, failing);
-                self.arithmetic
-                    .iter()
-                    .all(|(op, n)| now.get(op).is_some_and(|m| m >= n))
-            })
+        if self.nudged == 0 && self.properties.is_empty() && self.arithmetic.is_empty() {
+            return true;
+        }
+        let now = Compared::of(candidate, &self.failing);
+        now.nudged >= self.nudged
+            && now.properties.is_superset(&self.properties)
+            && self
+                .arithmetic
+                .iter()
+                .all(|(op, n)| now.arithmetic.get(op).is_some_and(|m| m >= n))
     }
 }
 
-/// What the checks of `script` that can run and that the failure may come from test: each `assert`'s test, and each call of a
-/// function whose name starts with `assert` in a statement of its own
+/// What the checks of `script` that can run and that the failure may come from test: each
+/// `assert`'s test, and each call of a function whose name starts with `assert` in a statement of its own
 /// (`torch.testing.assert_close(a, b)`).
 fn checks<'a>(script: &'a Script, failing: &Failing) -> Vec<&'a Expr> {
     crate::python::live_bodies(script)
@@ -183,7 +185,8 @@ fn checks<'a>(script: &'a Script, failing: &Failing) -> Vec<&'a Expr> {
             Stmt::Assert(a) if failing.from(Some(a.msg.as_deref())) => Some(&*a.test),
             Stmt::Expr(e) => match &*e.value {
                 Expr::Call(call)
-                    if last_name(&call.func).starts_with("assert") && failing.from(None) =>
+                    if callee_name(&call.func).is_some_and(|c| c.starts_with("assert"))
+                        && failing.from(None) =>
                 {
                     Some(&*e.value)
                 }
@@ -194,9 +197,9 @@ fn checks<'a>(script: &'a Script, failing: &Failing) -> Vec<&'a Expr> {
         .collect()
 }
 
-/// The names the checks of `script` read, and those the values assigned to them read, at any
+/// The names `checks` read, and those the values assigned to them in `script` read, at any
 /// depth.
-fn checked_names<'a>(script: &'a Script, failing: &Failing) -> HashSet<&'a str> {
+fn checked_names<'a>(script: &'a Script, checks: &[&'a Expr]) -> HashSet<&'a str> {
     let mut assigned: HashMap<&str, Vec<&Expr>> = HashMap::new();
     for stmt in all_bodies(script.body()).into_iter().flatten() {
         let Some((targets, value)) = assignment(stmt) else {
@@ -209,7 +212,7 @@ fn checked_names<'a>(script: &'a Script, failing: &Failing) -> HashSet<&'a str> 
         }
     }
     let mut read = HashSet::new();
-    let mut pending: Vec<&Expr> = checks(script, failing);
+    let mut pending: Vec<&Expr> = checks.to_vec();
     while let Some(expr) = pending.pop() {
         for e in exprs_of(expr) {
             if let Expr::Name(n) = e
@@ -232,7 +235,7 @@ fn copy_bound(stmt: &Stmt) -> Option<&str> {
         return None;
     };
     let copies = exprs_of(&assign.value).into_iter().any(|e| match e {
-        Expr::Call(call) => matches!(last_name(&call.func), "clone" | "copy" | "deepcopy"),
+        Expr::Call(call) => matches!(callee_name(&call.func), Some("clone" | "copy" | "deepcopy")),
         _ => false,
     });
     copies.then_some(name.id.as_str())
@@ -292,15 +295,6 @@ fn root(expr: &Expr) -> Option<&str> {
     }
 }
 
-/// `allclose` of `torch.allclose`, `f` of `f`.
-fn last_name(func: &Expr) -> &str {
-    match func {
-        Expr::Attribute(a) => a.attr.as_str(),
-        Expr::Name(n) => n.id.as_str(),
-        _ => "",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,7 +322,7 @@ assert torch.allclose(new_loss - loss, x.grad[0][0] * 0.01, atol=5e-4)
     #[test]
     fn a_nudged_copy_that_a_check_reads_keeps_its_nudge() {
         let original = parse(FINITE_DIFFERENCE);
-        assert_eq!(nudged_copies(&original, &BARE), 1);
+        assert_eq!(Compared::of(&original, &BARE).nudged, 1);
         let rules = Compared::of(&original, &BARE);
         let unnudged = parse(&FINITE_DIFFERENCE.replace("new[0][0] += 0.01\n", ""));
         assert!(!rules.keeps(&unnudged));
@@ -340,23 +334,18 @@ assert torch.allclose(new_loss - loss, x.grad[0][0] * 0.01, atol=5e-4)
         // A copy nudged that no check reads counts for nothing.
         let unread =
             "import copy\nd = {'a': 1}\ne = copy.deepcopy(d)\ne['a'] = 2\nassert f(d) == 1\n";
-        assert_eq!(nudged_copies(&parse(unread), &BARE), 0);
+        assert_eq!(Compared::of(&parse(unread), &BARE).nudged, 0);
     }
 
     #[test]
     fn a_check_of_a_gradient_keeps_reading_it() {
         let original = parse(FINITE_DIFFERENCE);
         assert_eq!(
-            checked_properties(&original, &BARE),
+            Compared::of(&original, &BARE).properties,
             BTreeSet::from(["grad".to_string()])
         );
-        assert!(
-            checked_properties(
-                &parse("import torch\nassert torch.grad is not None\n"),
-                &BARE
-            )
-            .is_empty()
-        );
+        let module = parse("import torch\nassert torch.grad is not None\n");
+        assert!(Compared::of(&module, &BARE).properties.is_empty());
         let rules = Compared::of(&original, &BARE);
         let hoisted = FINITE_DIFFERENCE.replace("x.grad[0][0]", "x[0][0]");
         assert!(!rules.keeps(&parse(&hoisted)));
