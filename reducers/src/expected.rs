@@ -200,19 +200,11 @@ fn against_literals<'a>(script: &'a Script) -> Vec<Expected> {
 
 /// Whether the statement of `script` starting with the line `line` (the failing one) is an
 /// `assert` whose message shows a value (see [`shows`]).
-/// The line may end in a comment, as a traceback shows it.
 pub fn shows_a_value(script: &Script, line: &str) -> bool {
-    let line = line.trim();
-    all_bodies(script.body()).into_iter().flatten().any(|stmt| {
-        let Stmt::Assert(a) = stmt else {
-            return false;
-        };
-        let first = script.slice(stmt).lines().next().unwrap_or_default().trim();
-        let at = line
-            .strip_prefix(first)
-            .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'));
-        at && a.msg.as_deref().is_some_and(shows)
-    })
+    matches!(
+        crate::producers::statement_at(script, line),
+        Some(Stmt::Assert(a)) if a.msg.as_deref().is_some_and(shows)
+    )
 }
 
 /// Whether an `assert`'s message shows values and writes no text (`res`, `(a, b)`), unlike

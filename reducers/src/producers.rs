@@ -68,13 +68,18 @@ pub fn producers(script: &Script, line: &str, raised_here: bool) -> BTreeSet<Str
         .collect()
 }
 
-/// The statement of `script` whose first line is `line` (trimmed).
+/// The statement of `script` whose first line is `line` (trimmed), which may end in a comment
+/// the statement does not hold, as a traceback shows the line.
 pub(crate) fn statement_at<'s>(script: &'s Script, line: &str) -> Option<&'s Stmt> {
     let line = line.trim();
+    let written = |first: &str| {
+        line.strip_prefix(first)
+            .is_some_and(|rest| rest.is_empty() || rest.trim_start().starts_with('#'))
+    };
     all_bodies(script.body())
         .into_iter()
         .flatten()
-        .find(|s| first_line(script, s) == Some(line))
+        .find(|s| first_line(script, s).is_some_and(written))
 }
 
 /// Whether a statement of `candidate` reads the results of each of `producers`: a call of
@@ -283,6 +288,10 @@ mod tests {
         assert!(!keeps(&p, &parse(bound)));
         let inlined = "import io\nimport numpy\nfor i in numpy.genfromtxt(io.StringIO('1 2 3'), names='a, b, c')['a']:\n    pass\n";
         assert!(keeps(&p, &parse(inlined)));
+        // A traceback shows the line with its comment.
+        let commented = ONE_ROW.replace("['a']:", "['a']:  # the first column");
+        let line = "    for i in data['a']:  # the first column";
+        assert_eq!(producers(&parse(&commented), line, true), p);
     }
 
     #[test]
